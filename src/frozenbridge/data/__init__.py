@@ -1,0 +1,1 @@
+"""Generated pictures: scenes, drawing, captions, questions and the splits they are written to."""

@@ -1,0 +1,88 @@
+"""Cached frozen features in Parquet: one row a picture, the token grid kept as a fixed-shape tensor column.
+
+Files are written a batch (one row group) at a time, so memory is bounded by the batch, and carry the encoder's
+name, revision and output shape in their metadata so a reader can refuse features from another encoder.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from PIL import Image
+from tqdm import tqdm
+
+from .atomic import atomic_path
+from .backbones.vision import VisionEncoder
+from .errors import FrozenbridgeError
+
+META_KEY = b"frozenbridge"
+NUMPY_DTYPES = {"float16": np.float16, "float32": np.float32}
+ARROW_DTYPES = {"float16": pa.float16(), "float32": pa.float32()}
+
+
+def _feature_type(dtype: str, tokens: int, width: int) -> pa.DataType:
+    # bfloat16 has no Arrow type: it is stored as its 16 raw bits (uint16) and viewed back on read
+    value = pa.uint16() if dtype == "bfloat16" else ARROW_DTYPES[dtype]
+    return pa.fixed_shape_tensor(value, (tokens, width))
+
+
+def _to_numpy(x: torch.Tensor, dtype: str) -> np.ndarray:
+    if dtype == "bfloat16":
+        return x.to(torch.bfloat16).view(torch.uint16).numpy()
+    return x.numpy().astype(NUMPY_DTYPES[dtype])
+
+
+def decode_png(data: bytes) -> Image.Image:
+    return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+def encode_images(encoder: VisionEncoder, batches: Iterator[tuple[np.ndarray, list[Image.Image]]], total: int,
+                  path: Path, dtype: str, extra_meta: dict, desc: str) -> dict:
+    """Encode (ids, pictures) batches and stream them into `path` (written atomically); returns its metadata."""
+    tokens = encoder.grid[0] * encoder.grid[1] if encoder.grid else 1
+    schema = pa.schema([("id", pa.int32()), ("features", _feature_type(dtype, tokens, encoder.width))])
+    meta = {**encoder.metadata(), "dtype": dtype, "tokens": tokens, **extra_meta}
+    schema = schema.with_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer, \
+            tqdm(total=total, desc=desc, unit="pic") as bar:
+        for ids, images in batches:
+            feats = _to_numpy(encoder.encode(images), dtype)
+            column = pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(feats))
+            writer.write_table(pa.Table.from_arrays([pa.array(ids, pa.int32()), column], schema=schema))
+            bar.update(len(ids))
+    return meta
+
+
+def picture_batches(parquet: Path, batch_size: int) -> Iterator[tuple[np.ndarray, list[Image.Image]]]:
+    """Stream (ids, decoded pictures) from a shapes Parquet file without loading it whole."""
+    for batch in pq.ParquetFile(parquet).iter_batches(batch_size=batch_size, columns=["id", "png"]):
+        yield batch.column("id").to_numpy(), [decode_png(b) for b in batch.column("png").to_pylist()]
+
+
+def read_metadata(path: str | Path) -> dict:
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid) as err:
+        raise FrozenbridgeError(f"{path}: not a readable Parquet file ({err}); rerun `dvc repro encode`") from None
+    raw = (schema.metadata or {}).get(META_KEY)
+    if raw is None:
+        raise FrozenbridgeError(f"{path}: no frozenbridge feature metadata; rerun `dvc repro encode`")
+    return json.loads(raw)
+
+
+def read_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(ids, features as float32 of shape (rows, tokens, width), metadata)."""
+    meta = read_metadata(path)
+    table = pq.read_table(path)
+    ids = table.column("id").to_numpy()
+    feats = table.column("features").combine_chunks().to_numpy_ndarray()
+    if meta["dtype"] == "bfloat16":
+        feats = torch.from_numpy(feats.astype(np.uint16).view(np.int16)).view(torch.bfloat16).float().numpy()
+    return ids, feats.astype(np.float32), meta

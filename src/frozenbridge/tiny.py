@@ -1,0 +1,97 @@
+"""Tiny random-weight backbones saved with save_pretrained: a CLIP, a SigLIP and a Qwen2-style LM with a tokenizer.
+
+They load through exactly the code path a hub id or local directory takes, so the whole pipeline can be exercised
+in seconds with no download: `python -m frozenbridge.tiny DIR` writes DIR/{clip,siglip,qwen2}.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+from .data.scene import COLORS, KINDS, NUMBER_WORDS
+
+SPECIALS = ["<|endoftext|>", "<|pad|>"]
+
+
+def _corpus() -> list[str]:
+    words = list(COLORS) + list(KINDS) + list(NUMBER_WORDS)
+    text = "Image: Caption: Question: Answer: How many shapes are there? What color is the leftmost shape? "
+    text += " ".join(f"a an {w}, and the {w}?" for w in words)
+    return [text] * 4
+
+
+def build_tokenizer(path: Path):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(_corpus(), trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=SPECIALS[0], pad_token=SPECIALS[1])
+    fast.save_pretrained(path)
+    return fast
+
+
+def build_qwen2(path: Path, hidden: int = 64) -> None:
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    tokenizer = build_tokenizer(path)
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=512, tie_word_embeddings=True,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    Qwen2ForCausalLM(config).save_pretrained(path)
+
+
+def _vision_cfg(image_size: int, patch: int) -> dict:
+    return dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                image_size=image_size, patch_size=patch)
+
+
+def _text_cfg() -> dict:
+    return dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, vocab_size=99)
+
+
+def build_clip(path: Path, image_size: int = 32, patch: int = 8) -> None:
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
+
+    torch.manual_seed(0)
+    CLIPModel(CLIPConfig(vision_config=_vision_cfg(image_size, patch), text_config=_text_cfg(),
+                         projection_dim=24)).save_pretrained(path)
+    CLIPImageProcessor(size={"shortest_edge": image_size},
+                       crop_size={"height": image_size, "width": image_size}).save_pretrained(path)
+
+
+def build_siglip(path: Path, image_size: int = 32, patch: int = 8) -> None:
+    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
+
+    torch.manual_seed(0)
+    SiglipModel(SiglipConfig(vision_config=_vision_cfg(image_size, patch), text_config=_text_cfg())).save_pretrained(path)
+    SiglipImageProcessor(size={"height": image_size, "width": image_size}).save_pretrained(path)
+
+
+def build_all(root: Path) -> dict[str, Path]:
+    paths = {name: Path(root) / name for name in ("clip", "siglip", "qwen2")}
+    build_clip(paths["clip"])
+    build_siglip(paths["siglip"])
+    build_qwen2(paths["qwen2"])
+    return paths
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", type=Path, help="where to write clip/, siglip/ and qwen2/")
+    args = ap.parse_args()
+    for name, path in build_all(args.dir).items():
+        print(f"{name}: {path}")
+
+
+if __name__ == "__main__":
+    main()

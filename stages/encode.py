@@ -1,0 +1,63 @@
+"""Stage encode: every picture through the frozen vision encoder once, cached as Parquet features.
+
+Reads data/shapes/*.parquet and writes data/features/{train,test_seen,test_heldout,blank}.parquet, where `blank`
+is the single white picture of the controls. Each file's metadata holds the encoder name, revision, feature kind,
+layer, grid and width. metrics/encode.json records the output shape and file sizes (deterministic, so
+`dvc metrics diff` shows real changes); throughput goes to the log only.
+"""
+
+import argparse
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from frozenbridge.atomic import atomic_path, write_json
+from frozenbridge.backbones import load_vision
+from frozenbridge.data.draw import blank
+from frozenbridge.data.splits import SPLITS
+from frozenbridge.errors import FrozenbridgeError, run_cli
+from frozenbridge.features import encode_images, picture_batches
+from frozenbridge.params import load_params
+
+log = logging.getLogger("frozenbridge.encode")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    ap.add_argument("--shapes", default="data/shapes", help="directory of generated split Parquet files")
+    ap.add_argument("--out", default="data/features", help="output directory for feature Parquet files")
+    args = ap.parse_args()
+    params = load_params(args.params)
+    shapes = Path(args.shapes)
+    missing = [f"{shapes}/{s}.parquet" for s in SPLITS if not (shapes / f"{s}.parquet").is_file()]
+    if missing:
+        raise FrozenbridgeError(f"{missing[0]}: not found; run `dvc repro generate` first")
+
+    encoder = load_vision(params.vision, params.data.image_size)
+    cfg = params.vision
+    stats = {"encoder": encoder.name, "output_shape": encoder.output_shape, "dtype": cfg.dtype}
+    pictures, seconds = 0, 0.0
+    with atomic_path(args.out) as tmp:
+        tmp.mkdir()
+        for split in SPLITS:
+            total = pq.ParquetFile(shapes / f"{split}.parquet").metadata.num_rows
+            start = time.perf_counter()
+            encode_images(encoder, picture_batches(shapes / f"{split}.parquet", cfg.batch_size), total,
+                          tmp / f"{split}.parquet", cfg.dtype, {"split": split}, f"encode {split}")
+            seconds += time.perf_counter() - start
+            pictures += total
+        white = blank(params.data.image_size)
+        encode_images(encoder, iter([(np.array([0]), [white])]), 1, tmp / "blank.parquet", cfg.dtype,
+                      {"split": "blank"}, "encode blank")
+        sizes = {p.stem: p.stat().st_size for p in sorted(tmp.glob("*.parquet"))}
+    stats.update(pictures=pictures, bytes=sizes, bytes_per_picture=round(sum(sizes.values()) / (pictures + 1)))
+    log.info("encoded %d pictures in %.1f s: %.1f pictures/s; features %.1f MB", pictures, seconds,
+             pictures / seconds, sum(sizes.values()) / 1e6)
+    write_json("metrics/encode.json", stats)
+
+
+if __name__ == "__main__":
+    run_cli(main)

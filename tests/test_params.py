@@ -1,0 +1,46 @@
+"""params.yaml is validated up front: every bad value names its key and what is allowed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from frozenbridge.errors import FrozenbridgeError
+from frozenbridge.params import Params, load_params
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_shipped_params_parse_to_the_defaults():
+    assert load_params(ROOT / "params.yaml") == Params()
+
+
+@pytest.mark.parametrize("patch, message", [
+    ({"dta": {}}, "unknown key dta"),
+    ({"data": {"sede": 1}}, "unknown key data.sede"),
+    ({"data": {"shapes": [3, 1]}}, "data.shapes = [3, 1]"),
+    ({"data": {"image_size": 0}}, "data.image_size = 0"),
+    ({"data": {"sizes": {"train": -5}}}, "data.sizes.train = -5"),
+    ({"data": {"held_out": ["pink triangle"]}}, "data.held_out[0] = 'pink triangle'"),
+    ({"data": {"held_out": ["red circle", "red square", "red triangle"]}}, "at least one kind of every color"),
+    ({"vision": {"features": "cls"}}, "vision.features = 'cls'"),
+    ({"vision": {"dtype": "int8"}}, "vision.dtype = 'int8'"),
+    ({"vision": {"layer": "last"}}, "vision.layer = 'last'"),
+    ({"vision": {"batch_size": 0}}, "vision.batch_size = 0"),
+    ({"seed": -1}, "seed = -1"),
+])
+def test_bad_params_name_the_key(tmp_path, patch, message):
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(raw.get(key), dict):
+            for k, v in value.items():
+                raw[key][k] = {**raw[key][k], **v} if isinstance(v, dict) and isinstance(raw[key].get(k), dict) else v
+        else:
+            raw[key] = value
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(FrozenbridgeError) as info:
+        load_params(path)
+    assert message in str(info.value) and str(info.value).startswith("params.yaml")

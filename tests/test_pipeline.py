@@ -1,0 +1,112 @@
+"""End to end: the project copied into a fresh git repo, `dvc repro` on a tiny profile, outputs checked.
+
+Also shows that only changed stages rerun: a training knob (the base `seed`, the language model) reruns neither
+`generate` nor `encode`, while a vision knob reruns `encode` alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from frozenbridge.features import read_features
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config", ".dvc/.gitignore",
+                 "stages", "src", "metrics", "plots"]
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(cwd / "src"), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def dvc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-m", "dvc", *args], cwd, check)
+
+
+def set_params(project: Path, **sections) -> None:
+    path = project / "params.yaml"
+    raw = yaml.safe_load(path.read_text())
+    for key, value in sections.items():
+        raw[key] = {**raw[key], **value} if isinstance(value, dict) else value
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, tiny_models) -> Path:
+    """A copy of the project with the tiny profile: tiny local backbones and a handful of pictures."""
+    dest = tmp_path_factory.mktemp("project")
+    for name in PROJECT_FILES:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif src.exists():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    set_params(dest, data={"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
+               vision={"name": str(tiny_models["siglip"]), "layer": None, "batch_size": 5},
+               language={"name": str(tiny_models["qwen2"])})
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny profile"]):
+        run(cmd, dest)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def first_repro(project: Path) -> subprocess.CompletedProcess:
+    return dvc("repro", cwd=project)
+
+
+def test_repro_writes_pictures_features_and_metrics(project, first_repro):
+    shapes = {p.stem: pq.read_table(p) for p in (project / "data/shapes").glob("*.parquet")}
+    assert {k: t.num_rows for k, t in shapes.items()} == {"train": 12, "test_seen": 4, "test_heldout": 4}
+    assert set(shapes["train"].column_names) == {"id", "png", "shapes", "caption", "questions"}
+    for split in ("train", "test_seen", "test_heldout", "blank"):
+        ids, feats, meta = read_features(project / f"data/features/{split}.parquet")
+        assert feats.shape == ((1 if split == "blank" else shapes[split].num_rows), 16, 32)
+        assert meta["encoder"].endswith("siglip") and meta["grid"] == [4, 4] and meta["dtype"] == "float16"
+    data = json.loads((project / "metrics/data.json").read_text())
+    assert data["train"]["pictures"] == 12 and data["train_color_kind"]["red"]["triangle"] == 0
+    assert json.loads((project / "metrics/encode.json").read_text())["output_shape"] == [4, 4, 32]
+    assert (project / "plots/shapes_examples.png").stat().st_size > 0
+    assert not list(project.glob("data/.*tmp*")), "temporary outputs left behind"
+
+
+def test_second_repro_is_a_no_op(project, first_repro):
+    out = dvc("repro", cwd=project).stdout
+    assert "Running stage" not in out and "up to date" in out
+
+
+def test_training_params_do_not_rerun_generate_or_encode(project, first_repro):
+    set_params(project, seed=7, language={"name": "some/other-lm"})
+    status = dvc("status", cwd=project).stdout
+    assert "generate" not in status and "encode" not in status
+    assert "Running stage" not in dvc("repro", cwd=project).stdout
+
+
+def test_vision_params_rerun_encode_only(project, first_repro):
+    set_params(project, vision={"dtype": "float32"})
+    out = dvc("repro", cwd=project).stdout
+    assert "Running stage 'encode'" in out and "Running stage 'generate'" not in out
+    assert read_features(project / "data/features/train.parquet")[2]["dtype"] == "float32"
+
+
+def test_bad_params_fail_before_work_with_one_line(project, first_repro):
+    set_params(project, data={"shapes": [5, 2]})
+    proc = run([sys.executable, "stages/generate.py"], project, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: params.yaml: data.shapes = [5, 2]")
+    assert "Traceback" not in proc.stderr
