@@ -1,0 +1,78 @@
+"""Markdown tables from metrics/, written into README.md between marker comments, so its numbers stay computed.
+
+`python -m frozenbridge.report` rewrites the block; `--check` exits 1 when the README is out of date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
+
+
+def _load(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def data_table(data: dict) -> list[str]:
+    rows = ["| split | pictures | count questions | binding questions | leftmost questions |", "|---|---:|---:|---:|---:|"]
+    for split in ("train", "test_seen", "test_heldout"):
+        d = data[split]
+        rows.append(f"| {split} | {d['pictures']} | {d['questions_count']} | {d['questions_binding']} "
+                    f"| {d['questions_leftmost']} |")
+    return rows
+
+
+def color_kind_table(counts: dict) -> list[str]:
+    kinds = list(next(iter(counts.values())))
+    rows = ["| training shapes | " + " | ".join(kinds) + " |", "|---|" + "---:|" * len(kinds)]
+    rows += [f"| {color} | " + " | ".join(str(counts[color][k]) for k in kinds) + " |" for color in counts]
+    return rows
+
+
+def encode_table(enc: dict) -> list[str]:
+    size = sum(enc["bytes"].values())
+    return ["| encoder | output shape | stored as | pictures | feature files | per picture |", "|---|---|---|---:|---:|---:|",
+            f"| {enc['encoder']} | {' x '.join(map(str, enc['output_shape']))} | {enc['dtype']} | {enc['pictures']} "
+            f"| {size / 1e6:.1f} MB | {enc['bytes_per_picture'] / 1e3:.1f} kB |"]
+
+
+def render(metrics: Path) -> str:
+    parts: list[str] = []
+    data, enc = _load(metrics / "data.json"), _load(metrics / "encode.json")
+    if data:
+        parts += ["Generated data (`metrics/data.json`):", "", *data_table(data), "", *color_kind_table(data["train_color_kind"]), ""]
+    if enc:
+        parts += ["Cached features (`metrics/encode.json`):", "", *encode_table(enc), ""]
+    return "\n".join([START, *parts, END])
+
+
+def update(readme: Path, metrics: Path) -> str:
+    text = readme.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"{readme}: no results markers ({START} ... {END})")
+    head, rest = text.split(START, 1)
+    tail = rest.split(END, 1)[1]
+    return head + render(metrics) + tail
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--readme", type=Path, default=Path("README.md"))
+    ap.add_argument("--metrics", type=Path, default=Path("metrics"))
+    ap.add_argument("--check", action="store_true", help="exit 1 if the README's tables differ from metrics/")
+    args = ap.parse_args()
+    new = update(args.readme, args.metrics)
+    if args.check:
+        if new != args.readme.read_text():
+            print(f"{args.readme} is out of date with {args.metrics}/; run python -m frozenbridge.report", file=sys.stderr)
+            sys.exit(1)
+        return
+    args.readme.write_text(new)
+
+
+if __name__ == "__main__":
+    main()
