@@ -45,6 +45,17 @@ def set_params(project: Path, **sections) -> None:
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
 
 
+def tiny_profile(tiny_models) -> dict:
+    """Tiny local backbones, a handful of pictures, a few steps: the whole chain in about a minute."""
+    return dict(
+        data={"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
+        vision={"name": str(tiny_models["siglip"]), "layer": None, "batch_size": 5},
+        language={"name": str(tiny_models["qwen2"])},
+        train={"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2, "precision": "fp32"},
+        evaluate={"items": 3, "batch_size": 8, "caption_tokens": 12, "answer_tokens": 3},
+    )
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, tiny_models) -> Path:
     """A copy of the project with the tiny profile: tiny local backbones and a handful of pictures."""
@@ -56,9 +67,7 @@ def project(tmp_path_factory, tiny_models) -> Path:
         elif src.exists():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
-    set_params(dest, data={"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
-               vision={"name": str(tiny_models["siglip"]), "layer": None, "batch_size": 5},
-               language={"name": str(tiny_models["qwen2"])})
+    set_params(dest, **tiny_profile(tiny_models))
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
                 ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny profile"]):
         run(cmd, dest)

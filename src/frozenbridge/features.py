@@ -77,12 +77,29 @@ def read_metadata(path: str | Path) -> dict:
     return json.loads(raw)
 
 
-def read_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(ids, features as float32 of shape (rows, tokens, width), metadata)."""
+def load_feature_tensor(path: str | Path) -> tuple[np.ndarray, torch.Tensor, dict]:
+    """(ids, features as a torch tensor in their stored dtype, shape (rows, tokens, width), metadata).
+
+    Kept in the stored dtype (fp16 by default) so a large training set stays small in memory; the connector
+    casts each batch to float32.
+    """
     meta = read_metadata(path)
-    table = pq.read_table(path)
-    ids = table.column("id").to_numpy()
-    feats = table.column("features").combine_chunks().to_numpy_ndarray()
+    try:
+        table = pq.read_table(path)
+        feats = table.column("features").combine_chunks().to_numpy_ndarray()
+    except (OSError, pa.ArrowInvalid, KeyError) as err:
+        raise FrozenbridgeError(f"{path}: unreadable feature file ({err}); rerun `dvc repro encode`") from None
+    tensor = torch.from_numpy(np.ascontiguousarray(feats))
     if meta["dtype"] == "bfloat16":
-        feats = torch.from_numpy(feats.astype(np.uint16).view(np.int16)).view(torch.bfloat16).float().numpy()
-    return ids, feats.astype(np.float32), meta
+        tensor = tensor.view(torch.int16).view(torch.bfloat16)
+    expected = (meta["tokens"], meta["width"])
+    if tuple(tensor.shape[1:]) != expected:
+        raise FrozenbridgeError(f"{path}: features of shape {tuple(tensor.shape[1:])}, but its metadata says "
+                                f"{expected}; rerun `dvc repro encode`")
+    return table.column("id").to_numpy(), tensor, meta
+
+
+def read_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(ids, features as float32 numpy of shape (rows, tokens, width), metadata)."""
+    ids, tensor, meta = load_feature_tensor(path)
+    return ids, tensor.float().numpy(), meta

@@ -15,6 +15,8 @@ from .data.scene import COLORS, KINDS
 from .errors import FrozenbridgeError
 
 FEATURE_KINDS = ("patches", "pooled")
+RECIPE_NAMES = ("caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix")
+PRECISIONS = ("auto", "bf16", "fp32")
 FEATURE_DTYPES = ("float16", "bfloat16", "float32")
 
 
@@ -157,21 +159,117 @@ class LanguageParams:
         return cls(name=name)
 
 
+def _float(value: Any, key: str, lo: float, hi: float) -> float:
+    if not _number(value, float) or not lo < value <= hi:
+        raise _fail(key, value, f"a number in ({lo:g}, {hi:g}]")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class ConnectorParams:
+    merge: int = 2  # k: each k x k block of neighbouring patches becomes one token (1 = no merge)
+    hidden: int | None = None  # width of the MLP's hidden layer; null = the language model's width
+    prefix_tokens: int = 1  # tokens made from a pooled vector
+
+    @classmethod
+    def parse(cls, raw: Any) -> "ConnectorParams":
+        raw = _section(raw, "connector", cls)
+        base = cls()
+        hidden = raw.get("hidden", base.hidden)
+        return cls(merge=_int(raw.get("merge", base.merge), "connector.merge"),
+                   hidden=None if hidden is None else _int(hidden, "connector.hidden"),
+                   prefix_tokens=_int(raw.get("prefix_tokens", base.prefix_tokens), "connector.prefix_tokens"))
+
+
+@dataclass(frozen=True)
+class TrainParams:
+    batch_size: int = 16
+    lr: float = 1e-3
+    stage1_steps: int = 80
+    stage2_steps: int = 40
+    mix_captions: int = 4  # captions added to each stage-2 batch of the caption_qa_mix recipe
+    lora_rank: int = 8
+    lora_alpha: int = 16
+    lora_lr: float = 1e-4
+    precision: str = "auto"  # auto: bf16 autocast where the hardware has it, else fp32
+    log_every: int = 10
+
+    @classmethod
+    def parse(cls, raw: Any) -> "TrainParams":
+        raw = _section(raw, "train", cls)
+        base = cls()
+        get = lambda k: raw.get(k, getattr(base, k))  # noqa: E731
+        precision = get("precision")
+        if precision not in PRECISIONS:
+            raise _fail("train.precision", precision, f"one of {list(PRECISIONS)}")
+        return cls(
+            batch_size=_int(get("batch_size"), "train.batch_size"),
+            lr=_float(get("lr"), "train.lr", 0, 1),
+            stage1_steps=_int(get("stage1_steps"), "train.stage1_steps"),
+            stage2_steps=_int(get("stage2_steps"), "train.stage2_steps"),
+            mix_captions=_int(get("mix_captions"), "train.mix_captions"),
+            lora_rank=_int(get("lora_rank"), "train.lora_rank"),
+            lora_alpha=_int(get("lora_alpha"), "train.lora_alpha"),
+            lora_lr=_float(get("lora_lr"), "train.lora_lr", 0, 1),
+            precision=precision,
+            log_every=_int(get("log_every"), "train.log_every"),
+        )
+
+
+@dataclass(frozen=True)
+class EvaluateParams:
+    items: int = 30  # items per task and test set (captions: pictures; questions: of each type)
+    batch_size: int = 32
+    caption_tokens: int = 28  # most new tokens for a caption
+    answer_tokens: int = 4  # most new tokens for an answer
+
+    @classmethod
+    def parse(cls, raw: Any) -> "EvaluateParams":
+        raw = _section(raw, "evaluate", cls)
+        base = cls()
+        return cls(**{f.name: _int(raw.get(f.name, getattr(base, f.name)), f"evaluate.{f.name}") for f in fields(cls)})
+
+
+def _names(value: Any, key: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or len(set(value)) != len(value):
+        raise _fail(key, value, f"a non-empty list without repeats, from {list(allowed)}")
+    for i, v in enumerate(value):
+        if v not in allowed:
+            raise _fail(f"{key}[{i}]", v, f"one of {list(allowed)}")
+    return tuple(value)
+
+
+def _replicates(value: Any) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value or len(set(value)) != len(value):
+        raise _fail("replicates", value, "a non-empty list of distinct integers >= 0, e.g. [0, 1]")
+    return tuple(_int(v, f"replicates[{i}]", minimum=0) for i, v in enumerate(value))
+
+
 @dataclass(frozen=True)
 class Params:
     seed: int = 0
+    replicates: tuple[int, ...] = (0, 1)
+    recipes: tuple[str, ...] = RECIPE_NAMES
     data: DataParams = DataParams()
     vision: VisionParams = VisionParams()
     language: LanguageParams = LanguageParams()
+    connector: ConnectorParams = ConnectorParams()
+    train: TrainParams = TrainParams()
+    evaluate: EvaluateParams = EvaluateParams()
 
     @classmethod
     def parse(cls, raw: Any) -> "Params":
         raw = _section(raw, "", cls)
         return cls(
             seed=_int(raw.get("seed", 0), "seed", minimum=0),
+            replicates=_replicates(raw.get("replicates", list(cls.replicates))),
+            recipes=_names(raw.get("recipes", list(cls.recipes)), "recipes", RECIPE_NAMES),
             data=DataParams.parse(raw.get("data")),
             vision=VisionParams.parse(raw.get("vision")),
             language=LanguageParams.parse(raw.get("language")),
+            connector=ConnectorParams.parse(raw.get("connector")),
+            train=TrainParams.parse(raw.get("train")),
+            evaluate=EvaluateParams.parse(raw.get("evaluate")),
         )
 
 

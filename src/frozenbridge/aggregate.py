@@ -1,0 +1,57 @@
+"""Per-run scores into aggregates over replicates (median, min, max), and tidy rows for plots."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from .evaluate import CONDITIONS, TASKS
+from .params import Params
+
+TESTS = ("seen", "heldout")
+STATS = ("right", "gap")
+CONTROL_STATS = ("blank", "wrong", "none", "wrong_vs_shown")
+
+
+def summary(values: list[float]) -> dict:
+    return {"median": round(statistics.median(values), 2), "min": round(min(values), 2), "max": round(max(values), 2)}
+
+
+def load_scores(runs: Path, params: Params) -> dict[str, list[dict]]:
+    """recipe -> [scores of each replicate], in replicate order."""
+    return {recipe: [json.loads((runs / recipe / str(rep) / "scores.json").read_text()) for rep in params.replicates]
+            for recipe in params.recipes}
+
+
+def aggregate(scores: dict[str, list[dict]]) -> tuple[dict, dict]:
+    """(main metrics: right and gap per recipe/test/task, controls: the other conditions), median/min/max each."""
+    main: dict = {}
+    controls: dict = {}
+    for recipe, runs in scores.items():
+        for test in TESTS:
+            for task in TASKS:
+                per_run = [r["tests"][test][task] for r in runs if task in r["tests"][test]]
+                if not per_run:
+                    continue
+                main.setdefault(recipe, {}).setdefault(test, {})[task] = {
+                    s: summary([p[s] for p in per_run]) for s in STATS}
+                controls.setdefault(recipe, {}).setdefault(test, {})[task] = {
+                    s: summary([p[s] for p in per_run]) for s in CONTROL_STATS}
+            main[recipe].setdefault(test, {})["distinct_captions"] = summary(
+                [r["tests"][test]["caption"]["distinct"] for r in runs])
+    return main, controls
+
+
+def score_rows(scores: dict[str, list[dict]]) -> list[dict]:
+    """One row per recipe, test, task and condition: the median and range over replicates (for CSV plots)."""
+    rows = []
+    for recipe, runs in scores.items():
+        for test in TESTS:
+            for task in TASKS:
+                for cond in (*CONDITIONS, "gap"):
+                    vals = [r["tests"][test][task][cond] for r in runs if task in r["tests"][test]]
+                    if vals:
+                        rows.append({"recipe": recipe, "test": test, "task": task, "condition": cond,
+                                     "label": f"{recipe} {test} {task}", **summary(vals)})
+    return rows

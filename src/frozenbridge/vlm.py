@@ -1,0 +1,58 @@
+"""The assembled model: cached encoder features -> connector -> frozen language model.
+
+`loss` computes vocabulary logits only at target positions (the rest of the sequence is context), and
+`generate` runs batched greedy decoding with the language model's KV cache, one prefill for prompt and picture.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .backbones.language import LanguageModel
+from .connector import Connector
+from .precision import autocast
+from .sequence import IGNORE, Batch, Item, Tokens, build, embed
+
+
+class VLM(nn.Module):
+    def __init__(self, lm: LanguageModel, connector: Connector, device: torch.device, bf16: bool):
+        super().__init__()
+        self.lm, self.connector, self.device, self.bf16 = lm, connector, device, bf16
+        self.tokens = Tokens(lm.tokenizer)
+
+    def image_tokens(self, feats: torch.Tensor | None, batch: Batch) -> torch.Tensor | None:
+        if not batch.images:
+            return None
+        picked = feats[torch.tensor(batch.images)].to(self.device, torch.float32)
+        return self.connector(picked)
+
+    def inputs(self, items: list[Item], feats: torch.Tensor | None, with_target: bool, left_pad: bool):
+        batch = build(items, self.tokens, self.connector.n_out, with_target, left_pad)
+        ids = batch.ids.to(self.device)
+        batch.image_mask = batch.image_mask.to(self.device)
+        embeds = embed(batch, self.lm.embed(ids), self.image_tokens(feats, batch))
+        return batch, embeds, batch.attention_mask.to(self.device)
+
+    def loss(self, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy over target tokens; logits are computed only where a label exists."""
+        batch, embeds, mask = self.inputs(items, feats, with_target=True, left_pad=False)
+        model = self.lm.model
+        with autocast(self.device, self.bf16):
+            hidden = model.get_decoder()(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
+        labels = batch.labels[:, 1:].to(self.device)  # position t predicts token t + 1
+        where = labels != IGNORE
+        with autocast(self.device, self.bf16):
+            logits = model.get_output_embeddings()(hidden[:, :-1][where])
+        return nn.functional.cross_entropy(logits.float(), labels[where])
+
+    @torch.no_grad()
+    def generate(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int) -> list[str]:
+        """Greedy continuations, one prefill then one cached step per token; rows stop at end-of-text."""
+        _, embeds, mask = self.inputs(items, feats, with_target=False, left_pad=True)
+        tok = self.lm.tokenizer
+        with autocast(self.device, self.bf16):
+            out = self.lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=max_new_tokens,
+                                         do_sample=False, eos_token_id=tok.eos_token_id,
+                                         pad_token_id=self.tokens.pad, use_cache=True)
+        return [text.strip() for text in tok.batch_decode(out, skip_special_tokens=True)]

@@ -1,0 +1,47 @@
+"""Stage summarize: aggregate every run's scores over replicates (median, min, max) into metrics/ and plots/.
+
+Writes metrics/scores.json (right-picture score and gap per recipe, test set and task; distinct captions),
+metrics/controls.json (blank, wrong and no-picture scores; wrong answers scored against the picture shown),
+plots/scores.csv (one row per recipe, test, task and condition) and plots/loss/<recipe>_<replicate>.csv.
+"""
+
+import argparse
+import csv
+import shutil
+from pathlib import Path
+
+from frozenbridge.aggregate import aggregate, load_scores, score_rows
+from frozenbridge.atomic import atomic_path, write_json
+from frozenbridge.errors import FrozenbridgeError, run_cli
+from frozenbridge.params import load_params
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--runs", default="runs")
+    args = ap.parse_args()
+    params = load_params(args.params)
+    runs = Path(args.runs)
+    missing = [f"{runs}/{r}/{rep}/scores.json" for r in params.recipes for rep in params.replicates
+               if not (runs / r / str(rep) / "scores.json").is_file()]
+    if missing:
+        raise FrozenbridgeError(f"{missing[0]}: not found; run `dvc repro` to train and evaluate every run")
+    scores = load_scores(runs, params)
+    main_metrics, controls = aggregate(scores)
+    write_json("metrics/scores.json", main_metrics)
+    write_json("metrics/controls.json", controls)
+    rows = score_rows(scores)
+    with atomic_path("plots/scores.csv") as tmp, open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with atomic_path("plots/loss") as tmp:
+        tmp.mkdir()
+        for recipe in params.recipes:
+            for rep in params.replicates:
+                shutil.copy(runs / recipe / str(rep) / "model" / "history.csv", tmp / f"{recipe}_{rep}.csv")
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,58 @@
+"""The connector: k x k merge shapes and ordering, padding of odd grids, prefix tokens, parameter count."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from frozenbridge.connector import Connector, merge_patches
+from frozenbridge.errors import FrozenbridgeError
+
+
+def grid_tensor(rows: int, cols: int, width: int = 1) -> torch.Tensor:
+    """Patch (r, c) holds the value 10*r + c in every channel, so positions can be read back."""
+    vals = torch.tensor([[10.0 * r + c for c in range(cols)] for r in range(rows)])
+    return vals.reshape(1, rows * cols, 1).expand(1, rows * cols, width).clone()
+
+
+def test_merge_2x2_orders_blocks_and_patches_row_major():
+    out = merge_patches(grid_tensor(4, 4), (4, 4), 2)
+    assert out.shape == (1, 4, 4)
+    assert out[0].tolist() == [[0, 1, 10, 11], [2, 3, 12, 13], [20, 21, 30, 31], [22, 23, 32, 33]]
+
+
+def test_merge_keeps_channels_together():
+    x = torch.arange(2 * 2 * 3, dtype=torch.float32).reshape(1, 4, 3)  # 2x2 grid, 3 channels
+    assert merge_patches(x, (2, 2), 2)[0, 0].tolist() == x[0].reshape(-1).tolist()
+
+
+def test_odd_grid_is_zero_padded_bottom_right():
+    x = grid_tensor(7, 7) + 1  # +1 so real patches are never 0
+    out = merge_patches(x, (7, 7), 2)
+    assert out.shape == (1, 16, 4)
+    assert out[0, 3].tolist() == [7, 0, 17, 0]  # last block of the first block row: column 6 and padding
+    assert out[0, 15].tolist() == [67, 0, 0, 0]  # bottom-right corner: one real patch
+    assert (out != 0).sum() == 49  # every patch kept exactly once
+
+
+def test_merge_1_is_identity():
+    x = torch.randn(2, 9, 5)
+    assert torch.equal(merge_patches(x, (3, 3), 1), x)
+
+
+def test_connector_shapes_and_count():
+    c = Connector([14, 14, 112], out_dim=576, merge=2)
+    out = c(torch.randn(3, 196, 112))
+    assert out.shape == (3, 49, 576) and c.n_out == 49
+    assert c.n_params == (448 * 576 + 576) + (576 * 576 + 576)
+    assert "590,976 trainable parameters" in c.describe()
+
+
+def test_prefix_connector_for_pooled_vectors():
+    c = Connector([768], out_dim=64, prefix_tokens=3, hidden=32)
+    assert c(torch.randn(2, 1, 768)).shape == (2, 3, 64) and c.n_out == 3
+
+
+def test_merge_larger_than_grid_is_refused():
+    with pytest.raises(FrozenbridgeError, match="connector.merge = 8"):
+        Connector([4, 4, 32], out_dim=16, merge=8)

@@ -1,0 +1,117 @@
+"""Training touches only the connector (and LoRA weights in the LoRA recipe); scoring arithmetic is exact."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from frozenbridge.backbones import load_language
+from frozenbridge.data.splits import generate_split, split_seeds
+from frozenbridge.evaluate import exact_match, gap, percent, eval_items
+from frozenbridge.params import DataParams, LanguageParams, Params, SplitSizes, TrainParams
+from frozenbridge.recipes import RECIPES
+from frozenbridge.rundata import SplitData, question_batches
+from frozenbridge.train import load_connector, load_lora, run_seeds, train
+from frozenbridge.vlm import VLM
+
+CPU = torch.device("cpu")
+
+
+def tiny_split(n: int = 12, seed: int = 0) -> SplitData:
+    cfg = DataParams(image_size=64, sizes=SplitSizes(train=n))
+    table = generate_split("train", n, cfg, split_seeds(seed)["train"])
+    feats = torch.randn(n, 16, 32, generator=torch.Generator().manual_seed(seed)).half()
+    meta = {"output_shape": [4, 4, 32], "encoder": "tiny", "revision": "x"}
+    return SplitData(table.column("caption").to_pylist(), table.column("questions").to_pylist(),
+                     table.column("shapes").to_pylist(), feats, meta)
+
+
+def params(**train) -> Params:
+    return Params(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, mix_captions=2, **train))
+
+
+@pytest.fixture()
+def lm(tiny_models):
+    return load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+
+
+def snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k.replace(".base_layer", ""): v.detach().clone() for k, v in model.state_dict().items() if "lora_" not in k}
+
+
+def test_language_model_bit_identical_after_training(lm, tmp_path):
+    data, p = tiny_split(), params()
+    before = snapshot(lm.model)
+    train(p, None, 0, data, lm, CPU, False, tmp_path / "stage1")
+    for recipe in ("caption_qa", "caption_qa_lora"):
+        train(p, recipe, 0, data, lm, CPU, False, tmp_path / recipe, stage1_dir=tmp_path / "stage1")
+    after = snapshot(lm.model)
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert (tmp_path / "caption_qa_lora" / "lora").is_dir() and not (tmp_path / "caption_qa" / "lora").exists()
+    # the connector did move away from stage 1
+    s1, s2 = load_connector(tmp_path / "stage1"), load_connector(tmp_path / "caption_qa")
+    assert not torch.equal(s1.mlp[0].weight, s2.mlp[0].weight)
+
+
+@pytest.mark.parametrize("with_lora", [False, True])
+def test_gradients_reach_only_the_connector_and_lora(lm, with_lora):
+    from frozenbridge.connector import Connector
+    from frozenbridge.train import add_lora
+
+    data, p = tiny_split(), params()
+    if with_lora:
+        add_lora(lm, p, run_seeds(0, 0)["init"])
+    connector = Connector([4, 4, 32], lm.width, merge=2)
+    vlm = VLM(lm, connector, CPU, bf16=False)
+    vlm.loss(next(question_batches(data, np.random.SeedSequence(0), 4)), data.feats).backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in connector.parameters())
+    got_grad = {n for n, p in lm.model.named_parameters() if p.grad is not None}
+    lora = {n for n, _ in lm.model.named_parameters() if "lora_" in n}
+    assert got_grad == (lora if with_lora else set())
+    if with_lora:
+        assert got_grad and all(not p.requires_grad for n, p in lm.model.named_parameters() if "lora_" not in n)
+
+
+def test_lora_adapter_round_trips(lm, tiny_models, tmp_path):
+    data, p = tiny_split(), params()
+    train(p, None, 0, data, lm, CPU, False, tmp_path / "stage1")
+    train(p, "caption_qa_lora", 0, data, lm, CPU, False, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
+    fresh = load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+    assert load_lora(fresh, tmp_path / "lora") and any("lora_" in n for n, _ in fresh.model.named_parameters())
+    assert not load_lora(fresh, tmp_path / "stage1")
+
+
+def test_replicates_are_paired_across_recipes():
+    data = tiny_split(20)
+    seeds_a, seeds_b = run_seeds(0, 1), run_seeds(0, 1)
+    a = question_batches(data, seeds_a["questions"], 4)
+    b = question_batches(data, seeds_b["questions"], 4)
+    assert [next(a) for _ in range(5)] == [next(b) for _ in range(5)]
+    other = question_batches(data, run_seeds(0, 2)["questions"], 4)
+    assert next(other) != next(question_batches(data, run_seeds(0, 1)["questions"], 4))
+    assert RECIPES["qa"].phases[0].n_steps(TrainParams(stage1_steps=3, stage2_steps=4)) == 7
+
+
+def test_exact_match_gap_and_percent():
+    assert exact_match("  a red square \n", "a red square") and not exact_match("a red square.", "a red square")
+    assert not exact_match("Red", "red")
+    assert percent(3, 8) == 37.5 and percent(0, 0) == 0.0
+    assert gap({"right": 90.0, "blank": 10.0, "wrong": 35.0, "none": 20.0}) == 55.0
+    assert gap({"right": 10.0, "blank": 30.0, "wrong": 0.0, "none": 0.0}) == -20.0
+
+
+def test_wrong_picture_answers_are_scored_against_the_scene_shown():
+    data = tiny_split(10)
+    items = eval_items(data, 10)
+    pics = len(data.captions)
+    for pic, _, answer, shown in items["count"]:
+        n_shown = len(data.shapes[(pic + pics // 2) % pics])
+        assert shown == ["zero", "one", "two", "three", "four"][n_shown]
+    for pic, _, answer, shown in items["caption"]:
+        assert shown == data.captions[(pic + pics // 2) % pics]
+    for pic, prompt, answer, shown in items["binding"]:
+        kind = prompt.split("the ")[1].split("?")[0]
+        of_kind = [s for s in data.shapes[(pic + pics // 2) % pics] if s["kind"] == kind]
+        assert shown == (of_kind[0]["color"] if len(of_kind) == 1 else None)
