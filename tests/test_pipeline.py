@@ -1,7 +1,9 @@
 """End to end: the project copied into a fresh git repo, `dvc repro` on a tiny profile, outputs checked.
 
-Also shows that only changed stages rerun: a training knob (the base `seed`, the language model) reruns neither
-`generate` nor `encode`, while a vision knob reruns `encode` alone.
+The chain runs generate -> encode -> stage1 -> train -> evaluate -> summarize -> figures. Also shows that only
+changed stages rerun (a training knob reruns neither `generate` nor `encode`; a vision knob reruns `encode` but not
+`generate`), that `dvc exp run -S seed=1` makes a new experiment with different metrics, and that
+`dvc plots show` writes a page with no external script.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import yaml
 from frozenbridge.features import read_features
 
 ROOT = Path(__file__).resolve().parents[1]
+RECIPES = ["caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix"]
 PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config", ".dvc/.gitignore",
                  "stages", "src", "metrics", "plots"]
 
@@ -91,7 +94,40 @@ def test_repro_writes_pictures_features_and_metrics(project, first_repro):
     assert data["train"]["pictures"] == 12 and data["train_color_kind"]["red"]["triangle"] == 0
     assert json.loads((project / "metrics/encode.json").read_text())["output_shape"] == [4, 4, 32]
     assert (project / "plots/shapes_examples.png").stat().st_size > 0
-    assert not list(project.glob("data/.*tmp*")), "temporary outputs left behind"
+    assert not list(project.glob("**/.*tmp-*")), "temporary outputs left behind"
+
+
+def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
+    for rep in (0, 1):
+        assert (project / f"runs/stage1/{rep}/connector.pt").is_file()
+        for recipe in RECIPES:
+            run = project / "runs" / recipe / str(rep)
+            info = json.loads((run / "model/run.json").read_text())
+            assert info["steps"] == (3 if recipe == "caption" else 5) and info["connector_params"] > 0
+            assert (info["lora_params"] > 0) == (recipe == "caption_qa_lora")
+            scores = json.loads((run / "scores.json").read_text())["tests"]
+            for test in ("seen", "heldout"):
+                for task in ("caption", "count", "binding", "leftmost"):
+                    s = scores[test][task]
+                    assert s["gap"] == round(s["right"] - max(s["blank"], s["wrong"], s["none"]), 2)
+                assert 1 <= scores[test]["caption"]["distinct"] <= 3
+    main = json.loads((project / "metrics/scores.json").read_text())
+    assert set(main) == set(RECIPES)
+    assert set(main["qa"]["heldout"]["binding"]["right"]) == {"median", "min", "max"}
+    controls = json.loads((project / "metrics/controls.json").read_text())
+    assert set(controls["caption"]["seen"]["caption"]) == {"blank", "wrong", "none", "wrong_vs_shown"}
+    assert len(list((project / "plots/loss").glob("*.csv"))) == 10
+    for png in ("loss", "scores", "conditions"):
+        assert (project / f"plots/{png}.png").stat().st_size > 10_000
+
+
+def test_stage1_is_shared_not_retrained(project, first_repro):
+    """Recipes that start from stage 1 carry its loss history unchanged: they load it, they do not retrain it."""
+    stage1 = (project / "runs/stage1/0/history.csv").read_text().splitlines()
+    for recipe in ("caption", "caption_qa", "caption_qa_lora", "caption_qa_mix"):
+        assert (project / f"runs/{recipe}/0/model/history.csv").read_text().splitlines()[: len(stage1)] == stage1
+    qa = (project / "runs/qa/0/model/history.csv").read_text().splitlines()
+    assert qa[1:4] != stage1[1:4]
 
 
 def test_second_repro_is_a_no_op(project, first_repro):
@@ -99,16 +135,42 @@ def test_second_repro_is_a_no_op(project, first_repro):
     assert "Running stage" not in out and "up to date" in out
 
 
+def test_plots_show_renders_offline(project, first_repro):
+    from frozenbridge.plots_template import build_template
+
+    build_template(project / ".dvc/plots/offline.html")
+    dvc("plots", "show", "-o", "plots_html", cwd=project)
+    page = (project / "plots_html/index.html").read_text()
+    assert "vegaEmbed" in page and "<script src" not in page and "cdn." not in page
+    assert "Training loss per run" in page
+
+
+def test_exp_run_new_seed_changes_metrics(project, first_repro):
+    run(["git", "add", "-A"], project)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline"], project)
+    out = dvc("exp", "run", "-S", "seed=1", cwd=project).stdout
+    assert "Running stage 'stage1@0'" in out and "Running stage 'generate'" not in out
+    assert "Running stage 'encode'" not in out
+    diff = dvc("metrics", "diff", "--json", cwd=project).stdout
+    changed = json.loads(diff)
+    assert changed, "dvc metrics diff is empty after a new seed"
+    assert any(path.endswith("scores.json") or path.endswith("controls.json") for path in changed)
+    shown = dvc("exp", "show", "--no-pager", "--csv", cwd=project).stdout
+    assert "seed" in shown.splitlines()[0]
+
+
 def test_training_params_do_not_rerun_generate_or_encode(project, first_repro):
-    set_params(project, seed=7, language={"name": "some/other-lm"})
+    set_params(project, seed=7, train={"lr": 0.002})
     status = dvc("status", cwd=project).stdout
+    assert "stage1@0" in status and "train@qa-0" in status
     assert "generate" not in status and "encode" not in status
-    assert "Running stage" not in dvc("repro", cwd=project).stdout
 
 
-def test_vision_params_rerun_encode_only(project, first_repro):
+def test_vision_params_rerun_encode_not_generate(project, first_repro):
     set_params(project, vision={"dtype": "float32"})
-    out = dvc("repro", cwd=project).stdout
+    status = dvc("status", cwd=project).stdout
+    assert "encode" in status and "generate:" not in status
+    out = dvc("repro", "encode", cwd=project).stdout
     assert "Running stage 'encode'" in out and "Running stage 'generate'" not in out
     assert read_features(project / "data/features/train.parquet")[2]["dtype"] == "float32"
 

@@ -23,3 +23,31 @@ def test_report_renders_the_training_table_from_metrics(tmp_path):
     text = render(tmp_path)
     assert text.startswith(START) and text.endswith(END)
     assert "| train | 5 | 5 | 7 | 5 |" in text and "| red | 3 | 0 |" in text
+
+
+def test_reference_study_command_is_valid_params():
+    """The README's one-command switch to the full reference study sets only keys that exist, to valid values."""
+    import re
+    import shlex
+
+    import yaml
+
+    from frozenbridge.params import Params
+
+    text = (ROOT / "README.md").read_text()
+    block = text.split("**The full reference study**", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    args = shlex.split(block.replace("\\\n", " "))
+    assert args[:3] == ["dvc", "exp", "run"]
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for flag, assignment in zip(args[3::2], args[4::2]):
+        assert flag == "-S"
+        key, value = assignment.split("=", 1)
+        node = raw
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node[part]
+        assert leaf in node, f"README sets unknown key {key}"
+        node[leaf] = yaml.safe_load(value)
+    params = Params.parse(raw)
+    assert params.replicates == (0, 1, 2) and params.train.stage1_steps == 400 and params.evaluate.items == 100
+    assert re.search(r"replicates=\[0,1,2,3,4\]", text)

@@ -40,6 +40,32 @@ def encode_table(enc: dict) -> list[str]:
             f"| {size / 1e6:.1f} MB | {enc['bytes_per_picture'] / 1e3:.1f} kB |"]
 
 
+def _range(s: dict) -> str:
+    return f"{s['median']:g} [{s['min']:g}–{s['max']:g}]"
+
+
+def stage1_table(main: dict, controls: dict) -> list[str]:
+    rows = ["| caption recipe (stage 1), captions | right | blank | wrong | none | gap | distinct captions |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for test in ("seen", "heldout"):
+        m, c = main["caption"][test], controls["caption"][test]["caption"]
+        rows.append(f"| {test} pairs | {_range(m['caption']['right'])} | {c['blank']['median']:g} | "
+                    f"{c['wrong']['median']:g} | {c['none']['median']:g} | {_range(m['caption']['gap'])} | "
+                    f"{_range(m['distinct_captions'])} |")
+    return rows
+
+
+def recipe_table(main: dict) -> list[str]:
+    rows = ["| recipe | task | seen: right | seen: gap | held-out: right | held-out: gap |", "|---|---|---:|---:|---:|---:|"]
+    for recipe, tests in main.items():
+        for task in ("caption", "count", "binding", "leftmost"):
+            if task in tests["seen"]:
+                rows.append(f"| {recipe} | {task} | {_range(tests['seen'][task]['right'])} | "
+                            f"{_range(tests['seen'][task]['gap'])} | {_range(tests['heldout'][task]['right'])} | "
+                            f"{_range(tests['heldout'][task]['gap'])} |")
+    return rows
+
+
 def render(metrics: Path) -> str:
     parts: list[str] = []
     data, enc = _load(metrics / "data.json"), _load(metrics / "encode.json")
@@ -47,6 +73,11 @@ def render(metrics: Path) -> str:
         parts += ["Generated data (`metrics/data.json`):", "", *data_table(data), "", *color_kind_table(data["train_color_kind"]), ""]
     if enc:
         parts += ["Cached features (`metrics/encode.json`):", "", *encode_table(enc), ""]
+    scores, controls = _load(metrics / "scores.json"), _load(metrics / "controls.json")
+    if scores and controls:
+        parts += ["Exact match, % (median [min–max] over replicates; gap = right − max(blank, wrong, none)) from "
+                  "`metrics/scores.json` and `metrics/controls.json`:", "",
+                  *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
     return "\n".join([START, *parts, END])
 
 

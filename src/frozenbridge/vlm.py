@@ -11,6 +11,7 @@ from torch import nn
 
 from .backbones.language import LanguageModel
 from .connector import Connector
+from .generate import greedy_cached, greedy_recompute, strip_after_eos
 from .precision import autocast
 from .sequence import IGNORE, Batch, Item, Tokens, build, embed
 
@@ -47,12 +48,15 @@ class VLM(nn.Module):
         return nn.functional.cross_entropy(logits.float(), labels[where])
 
     @torch.no_grad()
-    def generate(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int) -> list[str]:
-        """Greedy continuations, one prefill then one cached step per token; rows stop at end-of-text."""
+    def generate_ids(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int,
+                     cached: bool = True) -> list[list[int]]:
+        """Greedy continuations (token ids before end-of-text): one prefill, then one cached step per token."""
         _, embeds, mask = self.inputs(items, feats, with_target=False, left_pad=True)
-        tok = self.lm.tokenizer
+        decode = greedy_cached if cached else greedy_recompute
         with autocast(self.device, self.bf16):
-            out = self.lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=max_new_tokens,
-                                         do_sample=False, eos_token_id=tok.eos_token_id,
-                                         pad_token_id=self.tokens.pad, use_cache=True)
-        return [text.strip() for text in tok.batch_decode(out, skip_special_tokens=True)]
+            out = decode(self.lm.model, embeds, mask, max_new_tokens, self.tokens.eos, self.tokens.pad)
+        return strip_after_eos(out.cpu(), self.tokens.eos, self.tokens.pad)
+
+    def generate(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int) -> list[str]:
+        ids = self.generate_ids(items, feats, max_new_tokens)
+        return [text.strip() for text in self.lm.tokenizer.batch_decode(ids, skip_special_tokens=True)]

@@ -1,0 +1,245 @@
+"""Where the time goes: side-by-side measurements on this machine, printed as a table of ratios.
+
+    python -m frozenbridge.bench            # full run with the embedded backbones (a few minutes on 2 cores)
+    python -m frozenbridge.bench --quick    # the same table in under a minute (smaller batches, fewer repeats)
+
+Rows: cached vs recompute generation (20 new tokens, batch 32); target-only vs full-vocabulary logits; bf16
+autocast vs fp32 training step; a step from cached features vs encoding the pictures inside the step (embedded
+encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens grow
+(1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+
+import psutil
+import torch
+from PIL import Image
+
+from .backbones import load_language, load_vision
+from .connector import Connector
+from .data.draw import render
+from .data.scene import Shape
+from .params import LanguageParams, VisionParams
+from .precision import cpu_has_bf16, pick_device
+from .sequence import Item
+from .vlm import VLM
+
+CAPTION = "an orange circle, a yellow circle and a purple triangle"
+
+
+@dataclass
+class Sizes:
+    batch: int
+    gen_batch: int
+    new_tokens: int
+    reps: int
+    batches: tuple[int, ...]
+    siglip_layers: int
+
+
+FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12)
+QUICK = Sizes(batch=4, gen_batch=8, new_tokens=8, reps=1, batches=(2, 4), siglip_layers=2)
+
+
+class PeakMemory:
+    """Peak resident memory above the starting point while the block runs (CUDA: the allocator's own peak)."""
+
+    def __init__(self, device: torch.device):
+        self.device, self.peak, self._stop = device, 0, threading.Event()
+
+    def __enter__(self):
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self.base = torch.cuda.memory_allocated(self.device)
+        else:
+            self.proc = psutil.Process()
+            self.base = self.proc.memory_info().rss
+            self.peak = self.base
+            self.thread = threading.Thread(target=self._sample, daemon=True)
+            self.thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+            time.sleep(0.002)
+
+    def __exit__(self, *exc):
+        if self.device.type == "cuda":
+            self.peak = torch.cuda.max_memory_allocated(self.device)
+        else:
+            self._stop.set()
+            self.thread.join()
+        self.mb = max(0, self.peak - self.base) / 2**20
+
+
+def timed(fn, reps: int) -> float:
+    """Median seconds of `reps` calls after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def pictures(n: int) -> list[Image.Image]:
+    return [render([Shape("red", "circle", 40.0 + i % 5 * 30, 60.0, 40.0), Shape("blue", "square", 170.0, 150.0, 45.0)],
+                   224) for i in range(n)]
+
+
+def caption_items(n: int) -> list[Item]:
+    return [Item(i, "Caption:", CAPTION) for i in range(n)]
+
+
+def train_step(vlm: VLM, feats: torch.Tensor, items: list[Item], full_logits: bool = False):
+    def step():
+        vlm.connector.zero_grad(set_to_none=True)
+        vlm.loss(items, feats, full_logits=full_logits).backward()
+    return step
+
+
+def run(args) -> list[dict]:
+    sizes = QUICK if args.quick else FULL
+    device = pick_device(args.device)
+    torch.manual_seed(0)
+    lm = load_language(LanguageParams(name=args.language))
+    lm.model.to(device)
+    encoder = load_vision(VisionParams(name=args.vision))
+    shape = encoder.output_shape
+    bf16 = device.type == "cuda" or cpu_has_bf16()
+    rows: list[dict] = []
+
+    def row(name, a_label, a, b_label, b, unit="s"):
+        rows.append({"measure": name, "a": a_label, "a_value": a, "b": b_label, "b_value": b,
+                     "ratio": b / a if a else float("nan"), "unit": unit})
+
+    pics = pictures(max(sizes.gen_batch, sizes.batch, max(sizes.batches)))
+    feats = encoder.encode(pics)
+    connector = Connector(shape, lm.width, merge=2).to(device)
+    vlm = VLM(lm, connector, device, bf16)
+
+    # 1. generation: one prefill + cached steps vs re-running the sequence for every token
+    items = [Item(i, "Caption:", "") for i in range(sizes.gen_batch)]
+    _, embeds, mask = vlm.inputs(items, feats, with_target=False, left_pad=True)
+    n = sizes.new_tokens
+
+    def cached():
+        with torch.no_grad(), vlm_autocast(vlm):
+            lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=n, min_new_tokens=n,
+                              do_sample=False, pad_token_id=vlm.tokens.pad, use_cache=True)
+
+    def recompute():
+        from .generate import greedy_recompute
+        with vlm_autocast(vlm):
+            greedy_recompute(lm.model, embeds, mask, n, eos=-1, pad=vlm.tokens.pad)
+
+    row(f"generation, {n} new tokens, batch {sizes.gen_batch}", "KV cache", timed(cached, sizes.reps),
+        "recompute", timed(recompute, sizes.reps))
+
+    # 2. logits only at target positions vs the whole vocabulary at every position
+    batch_items = caption_items(sizes.batch)
+    row(f"train step, batch {sizes.batch}: logits", "targets only", timed(train_step(vlm, feats, batch_items), sizes.reps),
+        "every position", timed(train_step(vlm, feats, batch_items, full_logits=True), sizes.reps))
+
+    # 3. bf16 autocast vs fp32 for the frozen model
+    fp32 = VLM(lm, connector, device, bf16=False)
+    bf = VLM(lm, connector, device, bf16=True)
+    row(f"train step, batch {sizes.batch}: precision", "bf16 autocast", timed(train_step(bf, feats, batch_items), sizes.reps),
+        "fp32", timed(train_step(fp32, feats, batch_items), sizes.reps))
+
+    # 4. cached features vs encoding the pictures inside every step
+    for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):
+        conn = Connector(enc.output_shape, lm.width, merge=2).to(device)
+        model = VLM(lm, conn, device, bf16)
+        cached_feats = enc.encode(pics[: sizes.batch])
+        step = train_step(model, cached_feats, batch_items)
+
+        def encode_then_step(enc=enc, step=step):
+            enc.encode(pics[: sizes.batch])
+            step()
+        row(f"train step, batch {sizes.batch}: {label}", "cached features", timed(step, sizes.reps),
+            "encode in the step", timed(encode_then_step, sizes.reps))
+
+    # 5. image tokens and batch size: step time and peak memory
+    for tokens, fshape in ((1, [shape[-1]]), (16, [4, 4, 64]), (49, [7, 7, 64]), (196, [14, 14, 64])):
+        conn = Connector(fshape, lm.width, merge=1).to(device)
+        model = VLM(lm, conn, device, bf16)
+        f = torch.randn(sizes.batch, 1 if len(fshape) == 1 else fshape[0] * fshape[1], fshape[-1])
+        step = train_step(model, f, batch_items)
+        seconds = timed(step, sizes.reps)
+        with PeakMemory(device) as mem:
+            step()
+        row(f"{tokens} image tokens, batch {sizes.batch}", "step s", seconds, "peak MB", mem.mb, unit="s / MB")
+    for b in sizes.batches:
+        step = train_step(vlm, feats, caption_items(b))
+        seconds = timed(step, sizes.reps)
+        with PeakMemory(device) as mem:
+            step()
+        row(f"batch {b}, 49 image tokens", "step s", seconds, "peak MB", mem.mb, unit="s / MB")
+
+    # 6. encode throughput of the embedded encoder
+    batch = pics[: sizes.gen_batch]
+    seconds = timed(lambda: encoder.encode(batch), sizes.reps)
+    row(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
+        unit="pic/s / s")
+    return rows
+
+
+def vlm_autocast(vlm: VLM):
+    from .precision import autocast
+    return autocast(vlm.device, vlm.bf16)
+
+
+def siglip_b16(layers: int):
+    """A SigLIP-B/16-sized vision tower with random weights, through the same encoder interface."""
+    from transformers import SiglipImageProcessor, SiglipVisionConfig, SiglipVisionModel
+
+    from .backbones.vision import HFVision
+
+    enc = HFVision.__new__(HFVision)
+    torch.manual_seed(0)
+    enc.model = SiglipVisionModel(SiglipVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=layers,
+                                                     num_attention_heads=12, image_size=224, patch_size=16)).eval()
+    enc.model.requires_grad_(False)
+    enc.is_clip, enc.features, enc.layer, enc.image_size = False, "patches", None, 224
+    enc.name, enc.revision = f"random SigLIP-B/16 ({layers} layers)", "random"
+    enc.processor = SiglipImageProcessor(size={"height": 224, "width": 224})
+    enc.probe_shape()
+    return enc
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [f"{'measure':<48} {'a':>26} {'b':>26} {'b / a':>8}", "-" * 111]
+    for r in rows:
+        a = f"{r['a']} {r['a_value']:.4g}"
+        b = f"{r['b']} {r['b_value']:.4g}"
+        lines.append(f"{r['measure']:<48} {a:>26} {b:>26} {r['ratio']:>7.2f}x")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small sizes, one repeat: the full table in under a minute")
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: $FROZENBRIDGE_DEVICE, else CUDA if present)")
+    ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
+    ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
+    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    args = ap.parse_args()
+    rows = run(args)
+    print(format_table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
