@@ -19,9 +19,14 @@ def summary(values: list[float]) -> dict:
 
 
 def load_scores(runs: Path, params: Params) -> dict[str, list[dict]]:
-    """recipe -> [scores of each replicate], in replicate order."""
-    return {recipe: [json.loads((runs / recipe / str(rep) / "scores.json").read_text()) for rep in params.replicates]
-            for recipe in params.recipes}
+    """recipe -> [scores of each replicate, with the run's final training loss], in replicate order."""
+    out: dict[str, list[dict]] = {}
+    for recipe in params.recipes:
+        for rep in params.replicates:
+            scores = json.loads((runs / recipe / str(rep) / "scores.json").read_text())
+            scores["final_loss"] = json.loads((runs / recipe / str(rep) / "model" / "run.json").read_text())["final_loss"]
+            out.setdefault(recipe, []).append(scores)
+    return out
 
 
 def aggregate(scores: dict[str, list[dict]]) -> tuple[dict, dict]:
@@ -40,6 +45,7 @@ def aggregate(scores: dict[str, list[dict]]) -> tuple[dict, dict]:
                     s: summary([p[s] for p in per_run]) for s in CONTROL_STATS}
             main[recipe].setdefault(test, {})["distinct_captions"] = summary(
                 [r["tests"][test]["caption"]["distinct"] for r in runs])
+        main[recipe]["final_loss"] = {k: round(v, 4) for k, v in summary([r["final_loss"] for r in runs]).items()}
     return main, controls
 
 

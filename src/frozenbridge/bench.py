@@ -18,7 +18,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-import psutil
 import torch
 from PIL import Image
 
@@ -45,39 +44,43 @@ class Sizes:
 
 
 FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12)
-QUICK = Sizes(batch=4, gen_batch=8, new_tokens=8, reps=1, batches=(2, 4), siglip_layers=2)
+QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2)
 
 
 class PeakMemory:
-    """Peak resident memory above the starting point while the block runs (CUDA: the allocator's own peak)."""
+    """Memory a training step needs beyond the weights.
+
+    CUDA: the allocator's peak during the step. CPU has no allocator statistics, so it counts the bytes of every
+    tensor autograd saves for the backward pass (the activations), which is what grows with tokens and batch.
+    """
 
     def __init__(self, device: torch.device):
-        self.device, self.peak, self._stop = device, 0, threading.Event()
+        self.device, self.bytes, self._seen = device, 0, set()
+
+    def _pack(self, t: torch.Tensor):
+        key = (t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
+        if key not in self._seen:
+            self._seen.add(key)
+            self.bytes += key[1]
+        return t
 
     def __enter__(self):
         if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
             self.base = torch.cuda.memory_allocated(self.device)
         else:
-            self.proc = psutil.Process()
-            self.base = self.proc.memory_info().rss
-            self.peak = self.base
-            self.thread = threading.Thread(target=self._sample, daemon=True)
-            self.thread.start()
+            self.hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
+            self.hooks.__enter__()
         return self
-
-    def _sample(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.proc.memory_info().rss)
-            time.sleep(0.002)
 
     def __exit__(self, *exc):
         if self.device.type == "cuda":
-            self.peak = torch.cuda.max_memory_allocated(self.device)
+            torch.cuda.synchronize(self.device)
+            self.bytes = torch.cuda.max_memory_allocated(self.device) - self.base
         else:
-            self._stop.set()
-            self.thread.join()
-        self.mb = max(0, self.peak - self.base) / 2**20
+            self.hooks.__exit__(*exc)
+        self.mb = self.bytes / 2**20
 
 
 def timed(fn, reps: int) -> float:
@@ -100,10 +103,24 @@ def caption_items(n: int) -> list[Item]:
     return [Item(i, "Caption:", CAPTION) for i in range(n)]
 
 
+def loss_full_logits(vlm: VLM, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
+    """The usual way: vocabulary logits at every position, then the loss on the labelled ones (the baseline)."""
+    from .precision import autocast
+    from .sequence import IGNORE
+
+    batch, embeds, mask = vlm.inputs(items, feats, with_target=True, left_pad=False)
+    with autocast(vlm.device, vlm.bf16):
+        logits = vlm.lm.model(inputs_embeds=embeds, attention_mask=mask).logits
+    labels = batch.labels.to(vlm.device)
+    return torch.nn.functional.cross_entropy(logits[:, :-1].float().flatten(0, 1), labels[:, 1:].flatten(),
+                                             ignore_index=IGNORE)
+
+
 def train_step(vlm: VLM, feats: torch.Tensor, items: list[Item], full_logits: bool = False):
     def step():
         vlm.connector.zero_grad(set_to_none=True)
-        vlm.loss(items, feats, full_logits=full_logits).backward()
+        loss = loss_full_logits(vlm, items, feats) if full_logits else vlm.loss(items, feats)
+        loss.backward()
     return step
 
 
@@ -118,9 +135,10 @@ def run(args) -> list[dict]:
     bf16 = device.type == "cuda" or cpu_has_bf16()
     rows: list[dict] = []
 
-    def row(name, a_label, a, b_label, b, unit="s"):
+    def row(name, a_label, a, b_label, b, ratio=True):
+        """A side-by-side pair; `ratio` is b / a (how many times slower b is), None for a sweep point."""
         rows.append({"measure": name, "a": a_label, "a_value": a, "b": b_label, "b_value": b,
-                     "ratio": b / a if a else float("nan"), "unit": unit})
+                     "ratio": (b / a if a else float("nan")) if ratio else None})
 
     pics = pictures(max(sizes.gen_batch, sizes.batch, max(sizes.batches)))
     feats = encoder.encode(pics)
@@ -178,20 +196,24 @@ def run(args) -> list[dict]:
         seconds = timed(step, sizes.reps)
         with PeakMemory(device) as mem:
             step()
-        row(f"{tokens} image tokens, batch {sizes.batch}", "step s", seconds, "peak MB", mem.mb, unit="s / MB")
+        row(f"{tokens} image tokens, batch {sizes.batch}", "step s", seconds, mem_label(device), mem.mb, ratio=False)
     for b in sizes.batches:
         step = train_step(vlm, feats, caption_items(b))
         seconds = timed(step, sizes.reps)
         with PeakMemory(device) as mem:
             step()
-        row(f"batch {b}, 49 image tokens", "step s", seconds, "peak MB", mem.mb, unit="s / MB")
+        row(f"batch {b}, 49 image tokens", "step s", seconds, mem_label(device), mem.mb, ratio=False)
 
     # 6. encode throughput of the embedded encoder
     batch = pics[: sizes.gen_batch]
     seconds = timed(lambda: encoder.encode(batch), sizes.reps)
     row(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
-        unit="pic/s / s")
+        ratio=False)
     return rows
+
+
+def mem_label(device: torch.device) -> str:
+    return "peak MB" if device.type == "cuda" else "saved for backward MB"
 
 
 def vlm_autocast(vlm: VLM):
@@ -217,12 +239,25 @@ def siglip_b16(layers: int):
     return enc
 
 
+def machine(device: torch.device, quick: bool) -> dict:
+    import os
+    import platform
+
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    else:
+        name = f"CPU, {os.cpu_count()} cores, {platform.machine()}, bf16 {'yes' if cpu_has_bf16() else 'no'}"
+    return {"device": name, "torch": torch.__version__, "mode": "quick" if quick else "full",
+            "date": time.strftime("%Y-%m-%d")}
+
+
 def format_table(rows: list[dict]) -> str:
     lines = [f"{'measure':<48} {'a':>26} {'b':>26} {'b / a':>8}", "-" * 111]
     for r in rows:
         a = f"{r['a']} {r['a_value']:.4g}"
         b = f"{r['b']} {r['b_value']:.4g}"
-        lines.append(f"{r['measure']:<48} {a:>26} {b:>26} {r['ratio']:>7.2f}x")
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        lines.append(f"{r['measure']:<48} {a:>26} {b:>26} {ratio:>8}")
     return "\n".join(lines)
 
 
@@ -235,10 +270,12 @@ def main() -> None:
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     rows = run(args)
+    info = machine(pick_device(args.device), args.quick)
+    print(f"{info['device']}, torch {info['torch']}, {info['mode']} mode")
     print(format_table(rows))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+            json.dump({"machine": info, "rows": rows}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ def load_feature_tensor(path: str | Path) -> tuple[np.ndarray, torch.Tensor, dic
         feats = table.column("features").combine_chunks().to_numpy_ndarray()
     except (OSError, pa.ArrowInvalid, KeyError) as err:
         raise FrozenbridgeError(f"{path}: unreadable feature file ({err}); rerun `dvc repro encode`") from None
-    tensor = torch.from_numpy(np.ascontiguousarray(feats))
+    tensor = torch.from_numpy(np.array(feats, copy=True))  # Arrow's buffer is read-only; torch wants its own
     if meta["dtype"] == "bfloat16":
         tensor = tensor.view(torch.int16).view(torch.bfloat16)
     expected = (meta["tokens"], meta["width"])

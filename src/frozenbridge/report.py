@@ -66,6 +66,16 @@ def recipe_table(main: dict) -> list[str]:
     return rows
 
 
+def bench_table(saved: dict) -> list[str]:
+    m = saved["machine"]
+    rows = [f"Benchmark (`python -m frozenbridge.bench`, {m['mode']} mode, {m['device']}, torch {m['torch']}, "
+            f"{m['date']}):", "", "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
+    for r in saved["rows"]:
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}×"
+        rows.append(f"| {r['measure']} | {r['a']} {r['a_value']:.4g} | {r['b']} {r['b_value']:.4g} | {ratio} |")
+    return rows
+
+
 def render(metrics: Path) -> str:
     parts: list[str] = []
     data, enc = _load(metrics / "data.json"), _load(metrics / "encode.json")
@@ -78,6 +88,8 @@ def render(metrics: Path) -> str:
         parts += ["Exact match, % (median [min–max] over replicates; gap = right − max(blank, wrong, none)) from "
                   "`metrics/scores.json` and `metrics/controls.json`:", "",
                   *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
+    for path in sorted((metrics.parent / "bench").glob("*.json")):
+        parts += [*bench_table(json.loads(path.read_text())), ""]
     return "\n".join([START, *parts, END])
 
 

@@ -1,0 +1,29 @@
+"""The benchmark's quick mode prints a complete table (speeds are measured, never asserted here)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+
+def test_quick_benchmark_table_is_complete(tmp_path):
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "--quick", "--json", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    saved = json.loads(out.read_text())
+    rows = saved["rows"]
+    assert saved["machine"]["mode"] == "quick" and saved["machine"]["device"]
+    measures = [r["measure"] for r in rows]
+    expected = ["generation", "logits", "precision", "embedded encoder", "SigLIP-B/16-sized encoder",
+                "1 image tokens", "16 image tokens", "49 image tokens", "196 image tokens", "encode"]
+    for name in expected:
+        assert any(name in m for m in measures), f"missing row: {name}"
+    assert sum(m.startswith("batch ") for m in measures) >= 2
+    for r in rows:
+        assert r["a_value"] > 0 and r["b_value"] > 0 and math.isfinite(r["a_value"])
+        assert r["ratio"] is None or r["ratio"] > 0
+        assert r["measure"] in proc.stdout
