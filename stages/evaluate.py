@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 from frozenbridge.atomic import write_json
-from frozenbridge.errors import FrozenbridgeError, run_cli
+from frozenbridge.errors import run_cli
 from frozenbridge.evaluate import evaluate_split
-from frozenbridge.params import load_params
+from frozenbridge.params import check_replicate, load_params
 from frozenbridge.recipes import RECIPES
 from frozenbridge.rundata import load_blank, load_split
 from frozenbridge.runtime import setup
@@ -31,8 +31,7 @@ def main() -> None:
     ap.add_argument("--runs", default="runs")
     args = ap.parse_args()
     params = load_params(args.params)
-    if args.replicate not in params.replicates:
-        raise FrozenbridgeError(f"--replicate {args.replicate} is not in params.yaml replicates {list(params.replicates)}")
+    check_replicate(params, args.replicate)
     data = Path(args.data)
     tests = {name: load_split(split, data / "shapes", data / "features", params.vision)
              for name, split in TEST_SPLITS.items()}

@@ -7,8 +7,8 @@ connector.pt, history.csv (loss per step) and run.json.
 import argparse
 from pathlib import Path
 
-from frozenbridge.errors import FrozenbridgeError, run_cli
-from frozenbridge.params import load_params
+from frozenbridge.errors import run_cli
+from frozenbridge.params import check_replicate, load_params
 from frozenbridge.rundata import load_split
 from frozenbridge.runtime import setup
 from frozenbridge.train import train
@@ -22,8 +22,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="run directory (default runs/stage1/<replicate>)")
     args = ap.parse_args()
     params = load_params(args.params)
-    if args.replicate not in params.replicates:
-        raise FrozenbridgeError(f"--replicate {args.replicate} is not in params.yaml replicates {list(params.replicates)}")
+    check_replicate(params, args.replicate)
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
     train(params, None, args.replicate, data, lm, device, bf16, Path(args.out or f"runs/stage1/{args.replicate}"))

@@ -8,8 +8,8 @@ Writes runs/<recipe>/<replicate>/model/: connector.pt, lora/ (LoRA recipe), hist
 import argparse
 from pathlib import Path
 
-from frozenbridge.errors import FrozenbridgeError, run_cli
-from frozenbridge.params import load_params
+from frozenbridge.errors import run_cli
+from frozenbridge.params import check_replicate, load_params
 from frozenbridge.recipes import RECIPES
 from frozenbridge.rundata import load_split
 from frozenbridge.runtime import setup
@@ -25,8 +25,7 @@ def main() -> None:
     ap.add_argument("--runs", default="runs", help="where runs live")
     args = ap.parse_args()
     params = load_params(args.params)
-    if args.replicate not in params.replicates:
-        raise FrozenbridgeError(f"--replicate {args.replicate} is not in params.yaml replicates {list(params.replicates)}")
+    check_replicate(params, args.replicate)
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
     runs = Path(args.runs)

@@ -192,7 +192,6 @@ class TrainParams:
     lora_alpha: int = 16
     lora_lr: float = 1e-4
     precision: str = "auto"  # auto: bf16 autocast where the hardware has it, else fp32
-    log_every: int = 10
 
     @classmethod
     def parse(cls, raw: Any) -> "TrainParams":
@@ -212,7 +211,6 @@ class TrainParams:
             lora_alpha=_int(get("lora_alpha"), "train.lora_alpha"),
             lora_lr=_float(get("lora_lr"), "train.lora_lr", 0, 1),
             precision=precision,
-            log_every=_int(get("log_every"), "train.log_every"),
         )
 
 
@@ -271,6 +269,13 @@ class Params:
             train=TrainParams.parse(raw.get("train")),
             evaluate=EvaluateParams.parse(raw.get("evaluate")),
         )
+
+
+def check_replicate(params: Params, replicate: int) -> int:
+    """A stage's --replicate must be one of params.yaml's replicates."""
+    if replicate not in params.replicates:
+        raise FrozenbridgeError(f"--replicate {replicate} is not in params.yaml replicates {list(params.replicates)}")
+    return replicate
 
 
 def load_params(path: str | Path = "params.yaml") -> Params:
