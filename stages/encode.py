@@ -20,6 +20,7 @@ from frozenbridge.data.splits import SPLITS
 from frozenbridge.errors import FrozenbridgeError, run_cli
 from frozenbridge.features import encode_images, picture_batches
 from frozenbridge.params import load_params
+from frozenbridge.precision import pick_device
 
 log = logging.getLogger("frozenbridge.encode")
 
@@ -36,7 +37,8 @@ def main() -> None:
     if missing:
         raise FrozenbridgeError(f"{missing[0]}: not found; run `dvc repro generate` first")
 
-    encoder = load_vision(params.vision, params.data.image_size)
+    device = pick_device(params.device)
+    encoder = load_vision(params.vision, params.data.image_size).to(device)
     cfg = params.vision
     stats = {"encoder": encoder.name, "output_shape": encoder.output_shape, "dtype": cfg.dtype}
     pictures, seconds = 0, 0.0

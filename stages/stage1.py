@@ -20,12 +20,15 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--data", default="data", help="directory holding shapes/ and features/")
     ap.add_argument("--out", default=None, help="run directory (default runs/stage1/<replicate>)")
+    ap.add_argument("--checkpoints", default="checkpoints",
+                    help="where resumable state is kept while the run trains (default checkpoints/)")
     args = ap.parse_args()
     params = load_params(args.params)
     check_replicate(params, args.replicate)
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
-    train(params, None, args.replicate, data, lm, device, bf16, Path(args.out or f"runs/stage1/{args.replicate}"))
+    train(params, None, args.replicate, data, lm, device, bf16, Path(args.out or f"runs/stage1/{args.replicate}"),
+          checkpoint_dir=Path(args.checkpoints) / "stage1" / str(args.replicate))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--data", default="data", help="directory holding shapes/ and features/")
     ap.add_argument("--runs", default="runs", help="where runs live")
+    ap.add_argument("--checkpoints", default="checkpoints",
+                    help="where resumable state is kept while the run trains (default checkpoints/)")
     args = ap.parse_args()
     params = load_params(args.params)
     check_replicate(params, args.replicate)
@@ -30,7 +32,8 @@ def main() -> None:
     device, bf16, lm = setup(params)
     runs = Path(args.runs)
     train(params, args.recipe, args.replicate, data, lm, device, bf16,
-          runs / args.recipe / str(args.replicate) / "model", stage1_dir=runs / "stage1" / str(args.replicate))
+          runs / args.recipe / str(args.replicate) / "model", stage1_dir=runs / "stage1" / str(args.replicate),
+          checkpoint_dir=Path(args.checkpoints) / args.recipe / str(args.replicate))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ def test_quick_benchmark_table_is_complete(tmp_path):
     rows = saved["rows"]
     assert saved["machine"]["mode"] == "quick" and saved["machine"]["device"]
     measures = [r["measure"] for r in rows]
-    expected = ["generation", "logits", "precision", "embedded encoder", "SigLIP-B/16-sized encoder",
+    expected = ["generation", "logits", "precision", "bf16 weights", "embedded encoder", "SigLIP-B/16-sized encoder",
                 "1 image tokens", "16 image tokens", "49 image tokens", "196 image tokens", "encode"]
     for name in expected:
         assert any(name in m for m in measures), f"missing row: {name}"

@@ -30,6 +30,21 @@ def test_shipped_params_parse_to_the_defaults():
     ({"vision": {"layer": "last"}}, "vision.layer = 'last'"),
     ({"vision": {"batch_size": 0}}, "vision.batch_size = 0"),
     ({"seed": -1}, "seed = -1"),
+    ({"recipes": ["qa", "captions"]}, "recipes[1] = 'captions'"),
+    ({"train": {"lr": 5}}, "train.lr = 5"),
+    ({"train": {"lr": 0}}, "train.lr = 0"),
+    ({"train": {"stage1_steps": 0}}, "train.stage1_steps = 0"),
+    ({"train": {"batch_size": -2}}, "train.batch_size = -2"),
+    ({"train": {"precision": "fp16"}}, "train.precision = 'fp16'"),
+    ({"train": {"checkpoint_every": -1}}, "train.checkpoint_every = -1"),
+    ({"train": {"lerning_rate": 0.1}}, "unknown key train.lerning_rate"),
+    ({"evaluate": {"items": 0}}, "evaluate.items = 0"),
+    ({"data": {"held_out": ["red hexagon"]}}, "data.held_out[0] = 'red hexagon'"),
+    ({"data": {"shapes": [2, 9], "shape_size": [0.3, 0.4]}}, "data.shapes = [2, 9] is not allowed; expected at most 7"),
+    ({"data": {"shapes": [1, 4], "shape_size": [0.5, 0.5]}}, "data.shapes = [1, 4] is not allowed; expected at most 3"),
+    ({"connector": {"merge": 0}}, "connector.merge = 0"),
+    ({"device": "tpu"}, "device = 'tpu' is not allowed; expected auto, cpu, cuda or cuda:N"),
+    ({"device": "cuda:x"}, "device = 'cuda:x'"),
 ])
 def test_bad_params_name_the_key(tmp_path, patch, message):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())

@@ -59,10 +59,9 @@ def tiny_profile(tiny_models) -> dict:
     )
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory, tiny_models) -> Path:
-    """A copy of the project with the tiny profile: tiny local backbones and a handful of pictures."""
-    dest = tmp_path_factory.mktemp("project")
+def make_project(dest: Path, tiny_models, **overrides) -> Path:
+    """A copy of the project in a fresh git repo, on the tiny profile (tiny local backbones, a handful of
+    pictures) with `overrides` applied on top."""
     for name in PROJECT_FILES:
         src = ROOT / name
         if src.is_dir():
@@ -71,10 +70,16 @@ def project(tmp_path_factory, tiny_models) -> Path:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
     set_params(dest, **tiny_profile(tiny_models))
+    set_params(dest, **overrides)
     for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
                 ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny profile"]):
         run(cmd, dest)
     return dest
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, tiny_models) -> Path:
+    return make_project(tmp_path_factory.mktemp("project"), tiny_models)
 
 
 @pytest.fixture(scope="module")

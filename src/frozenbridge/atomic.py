@@ -17,13 +17,34 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # keep the suffix: writers infer formats from it
     _remove(tmp)
+    _remove_orphans(path)
     try:
         yield tmp
     except BaseException:
         _remove(tmp)
         raise
-    _remove(path)
+    if path.is_dir():
+        _remove(path)  # a file is replaced in one step below; a directory has to go first
     os.replace(tmp, path)
+
+
+def _remove_orphans(path: Path) -> None:
+    """Temporaries left by a writer that was killed (SIGKILL skips cleanup): their process is gone."""
+    prefix = f".{path.stem}.tmp-"
+    for stale in path.parent.glob(f"{prefix}*{path.suffix}"):
+        pid = stale.name[len(prefix):].removesuffix(path.suffix)
+        if pid.isdigit() and not _alive(int(pid)):
+            _remove(stale)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _remove(p: Path) -> None:

@@ -4,14 +4,15 @@
     python -m frozenbridge.bench --quick    # the same table in under a minute (smaller batches, fewer repeats)
 
 Rows: cached vs recompute generation (20 new tokens, batch 32); target-only vs full-vocabulary logits; bf16
-autocast vs fp32 training step; a step from cached features vs encoding the pictures inside the step (embedded
-encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens grow
+vs fp32 training step, and bf16 weights cast once vs autocast alone; a step from cached features vs encoding the
+pictures inside the step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens grow
 (1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import statistics
 import time
@@ -25,7 +26,7 @@ from .connector import Connector
 from .data.draw import render
 from .data.scene import Shape
 from .params import LanguageParams, VisionParams
-from .precision import cpu_has_bf16, pick_device
+from .precision import cpu_has_bf16, pick_device, prepare_frozen, use_bf16
 from .sequence import Item
 from .vlm import VLM
 
@@ -50,11 +51,13 @@ class PeakMemory:
     """Memory a training step needs beyond the weights.
 
     CUDA: the allocator's peak during the step. CPU has no allocator statistics, so it counts the bytes of every
-    tensor autograd saves for the backward pass (the activations), which is what grows with tokens and batch.
+    tensor autograd saves for the backward pass (the activations), which is what grows with tokens and batch;
+    the weights of `model` are not counted (they are saved by reference, not copied).
     """
 
-    def __init__(self, device: torch.device):
-        self.device, self.bytes, self._seen = device, 0, set()
+    def __init__(self, device: torch.device, model: torch.nn.Module):
+        self.device, self.bytes = device, 0
+        self._seen = {(p.untyped_storage().data_ptr(), p.untyped_storage().nbytes()) for p in model.parameters()}
 
     def _pack(self, t: torch.Tensor):
         key = (t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
@@ -127,11 +130,12 @@ def run(args) -> list[dict]:
     sizes = QUICK if args.quick else FULL
     device = pick_device(args.device)
     torch.manual_seed(0)
-    lm = load_language(LanguageParams(name=args.language))
-    lm.model.to(device)
-    encoder = load_vision(VisionParams(name=args.vision))
+    lm32 = load_language(LanguageParams(name=args.language))
+    prepare_frozen(lm32.model, device, bf16=False)
+    bf16 = use_bf16("auto", device)
+    lm = frozen_copy(lm32, device, bf16)  # what training uses here: bf16 where the hardware has it
+    encoder = load_vision(VisionParams(name=args.vision)).to(device)
     shape = encoder.output_shape
-    bf16 = device.type == "cuda" or cpu_has_bf16()
     rows: list[dict] = []
 
     def row(name, a_label, a, b_label, b, ratio=True):
@@ -167,11 +171,15 @@ def run(args) -> list[dict]:
     row(f"train step, batch {sizes.batch}: logits", "targets only", timed(train_step(vlm, feats, batch_items), sizes.reps),
         "every position", timed(train_step(vlm, feats, batch_items, full_logits=True), sizes.reps))
 
-    # 3. bf16 autocast vs fp32 for the frozen model
-    fp32 = VLM(lm, connector, device, bf16=False)
-    bf = VLM(lm, connector, device, bf16=True)
-    row(f"train step, batch {sizes.batch}: precision", "bf16 autocast", timed(train_step(bf, feats, batch_items), sizes.reps),
+    # 3. bf16 vs fp32 for the frozen model; and what casting the frozen weights once adds to autocast alone
+    bf = VLM(lm if bf16 else frozen_copy(lm32, device, True), connector, device, bf16=True)
+    fp32 = VLM(lm32, connector, device, bf16=False)
+    autocast_only = VLM(lm32, connector, device, bf16=True)
+    bf_seconds = timed(train_step(bf, feats, batch_items), sizes.reps)
+    row(f"train step, batch {sizes.batch}: precision", "bf16", bf_seconds,
         "fp32", timed(train_step(fp32, feats, batch_items), sizes.reps))
+    row(f"train step, batch {sizes.batch}: bf16 weights", "cast once", bf_seconds,
+        "autocast only", timed(train_step(autocast_only, feats, batch_items), sizes.reps))
 
     # 4. cached features vs encoding the pictures inside every step
     for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):
@@ -193,13 +201,13 @@ def run(args) -> list[dict]:
         f = torch.randn(sizes.batch, 1 if len(fshape) == 1 else fshape[0] * fshape[1], fshape[-1])
         step = train_step(model, f, batch_items)
         seconds = timed(step, sizes.reps)
-        with PeakMemory(device) as mem:
+        with PeakMemory(device, lm.model) as mem:
             step()
         row(f"{tokens} image tokens, batch {sizes.batch}", "step s", seconds, mem_label(device), mem.mb, ratio=False)
     for b in sizes.batches:
         step = train_step(vlm, feats, caption_items(b))
         seconds = timed(step, sizes.reps)
-        with PeakMemory(device) as mem:
+        with PeakMemory(device, lm.model) as mem:
             step()
         row(f"batch {b}, 49 image tokens", "step s", seconds, mem_label(device), mem.mb, ratio=False)
 
@@ -209,6 +217,13 @@ def run(args) -> list[dict]:
     row(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
         ratio=False)
     return rows
+
+
+def frozen_copy(lm, device: torch.device, bf16: bool):
+    """A second copy of the frozen language model, prepared for `bf16` (the original is left as it is)."""
+    twin = copy.copy(lm)
+    twin.model = prepare_frozen(copy.deepcopy(lm.model), device, bf16)
+    return twin
 
 
 def mem_label(device: torch.device) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from .data.draw import most_that_fit
 from .data.scene import COLORS, KINDS
 from .errors import FrozenbridgeError
 
@@ -108,11 +109,18 @@ class DataParams:
         for color in COLORS:
             if all((color, k) in pairs for k in KINDS):
                 raise _fail("data.held_out", held, f"a list that leaves at least one kind of every color ({color})")
+        image_size = _int(raw.get("image_size", base.image_size), "data.image_size", minimum=32)
+        shapes = _range(raw.get("shapes", list(base.shapes)), "data.shapes", int, 1, 9)
+        shape_size = _range(raw.get("shape_size", list(base.shape_size)), "data.shape_size", float, 0.05, 0.5)
+        fit = most_that_fit(image_size, shape_size[0])
+        if shapes[1] > fit:
+            raise _fail("data.shapes", list(shapes), f"at most {fit} shapes: no more fit a {image_size}px picture "
+                        f"without overlap when the smallest is {shape_size[0]} of its side (data.shape_size)")
         return cls(
             seed=_int(raw.get("seed", base.seed), "data.seed", minimum=0),
-            image_size=_int(raw.get("image_size", base.image_size), "data.image_size", minimum=32),
-            shapes=_range(raw.get("shapes", list(base.shapes)), "data.shapes", int, 1, 9),
-            shape_size=_range(raw.get("shape_size", list(base.shape_size)), "data.shape_size", float, 0.05, 0.5),
+            image_size=image_size,
+            shapes=shapes,
+            shape_size=shape_size,
             held_out=pairs,
             sizes=SplitSizes.parse(raw.get("sizes"), "data.sizes"),
         )
@@ -191,7 +199,8 @@ class TrainParams:
     lora_rank: int = 8
     lora_alpha: int = 16
     lora_lr: float = 1e-4
-    precision: str = "auto"  # auto: bf16 autocast where the hardware has it, else fp32
+    precision: str = "auto"  # auto: bf16 where the hardware has it (CPU bf16 instructions, CUDA), else fp32
+    checkpoint_every: int = 20  # steps between checkpoints (0 = none); a killed run resumes from the last one
 
     @classmethod
     def parse(cls, raw: Any) -> "TrainParams":
@@ -211,6 +220,7 @@ class TrainParams:
             lora_alpha=_int(get("lora_alpha"), "train.lora_alpha"),
             lora_lr=_float(get("lora_lr"), "train.lora_lr", 0, 1),
             precision=precision,
+            checkpoint_every=_int(get("checkpoint_every"), "train.checkpoint_every", minimum=0),
         )
 
 
@@ -243,9 +253,20 @@ def _replicates(value: Any) -> tuple[int, ...]:
     return tuple(_int(v, f"replicates[{i}]", minimum=0) for i, v in enumerate(value))
 
 
+def valid_device_name(name: str) -> bool:
+    return name in ("auto", "cpu", "cuda") or (name.startswith("cuda:") and name[5:].isdigit())
+
+
+def _device(value: Any) -> str:
+    if not isinstance(value, str) or not valid_device_name(value):
+        raise _fail("device", value, "auto, cpu, cuda or cuda:N")
+    return value
+
+
 @dataclass(frozen=True)
 class Params:
     seed: int = 0
+    device: str = "auto"  # auto: $FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU
     replicates: tuple[int, ...] = (0, 1)
     recipes: tuple[str, ...] = RECIPE_NAMES
     data: DataParams = DataParams()
@@ -260,6 +281,7 @@ class Params:
         raw = _section(raw, "", cls)
         return cls(
             seed=_int(raw.get("seed", 0), "seed", minimum=0),
+            device=_device(raw.get("device", cls.device)),
             replicates=_replicates(raw.get("replicates", list(cls.replicates))),
             recipes=_names(raw.get("recipes", list(cls.recipes)), "recipes", RECIPE_NAMES),
             data=DataParams.parse(raw.get("data")),

@@ -8,15 +8,15 @@ import torch
 
 from .backbones import LanguageModel, load_language
 from .params import Params
-from .precision import pick_device, use_bf16
+from .precision import describe, pick_device, prepare_frozen, use_bf16
 
 log = logging.getLogger("frozenbridge")
 
 
 def setup(params: Params) -> tuple[torch.device, bool, LanguageModel]:
-    device = pick_device()
+    device = pick_device(params.device)
     bf16 = use_bf16(params.train.precision, device)
     lm = load_language(params.language)
-    lm.model.to(device)
-    log.info("device %s, %s for the frozen language model", device, "bf16 autocast" if bf16 else "fp32")
+    prepare_frozen(lm.model, device, bf16)
+    log.info("device %s, %s for the frozen language model", device, describe(bf16))
     return device, bf16, lm

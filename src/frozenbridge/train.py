@@ -17,10 +17,13 @@ import torch
 from tqdm import tqdm
 
 from .atomic import atomic_path
+from .backbones.hub import file_digest
+from .checkpoint import Checkpoints, fingerprint
 from .backbones.language import LanguageModel
 from .connector import Connector
 from .errors import FrozenbridgeError
 from .params import Params
+from .precision import describe
 from .recipes import RECIPES, STAGE1, Phase
 from .rundata import SplitData, caption_batches, question_batches
 from .vlm import VLM
@@ -94,9 +97,10 @@ def batches_for(phase: Phase, data: SplitData, seeds: dict, params: Params):
 
 
 def train_phase(vlm: VLM, data: SplitData, phase: Phase, steps: int, batches, optimizer, history: list,
-                run: str) -> None:
-    start = len(history)
-    for step in tqdm(range(steps), desc=f"{run} {phase.data}", unit="step"):
+                run: str, done: int = 0, after_step=None) -> None:
+    """Steps `done`..`steps` of one phase (`done` > 0 when resuming); `after_step(n)` runs after step n."""
+    start = len(history) - done  # global step count before this phase
+    for step in tqdm(range(done, steps), desc=f"{run} {phase.data}", unit="step", initial=done, total=steps):
         loss = vlm.loss(next(batches), data.feats)
         if not torch.isfinite(loss):
             raise FrozenbridgeError(f"{run}: loss is {loss.item()} at step {start + step + 1}; stopped, no metrics "
@@ -105,12 +109,24 @@ def train_phase(vlm: VLM, data: SplitData, phase: Phase, steps: int, batches, op
         loss.backward()
         optimizer.step()
         history.append((start + step + 1, phase.data, float(loss.item())))
+        if after_step is not None:
+            after_step(step + 1)
+
+
+def lora_state(peft_model) -> dict | None:
+    from peft import get_peft_model_state_dict
+
+    return None if peft_model is None else get_peft_model_state_dict(peft_model)
 
 
 def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict, params: Params, history: list,
-               run: str) -> object | None:
+               run: str, checkpoints: Checkpoints) -> object | None:
+    resume = checkpoints.load()
+    if resume is not None:
+        vlm.connector.load_state_dict(resume["connector"])
+        history[:] = [tuple(h) for h in resume["history"]]
     peft_model = None
-    for phase in phases:
+    for i, phase in enumerate(phases):
         groups = [{"params": list(vlm.connector.parameters()), "lr": params.train.lr}]
         if phase.lora:
             peft_model = add_lora(vlm.lm, params, seeds["init"])
@@ -119,8 +135,24 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             log.info("%s: LoRA rank %d on every linear layer: %s trainable parameters", run, params.train.lora_rank,
                      f"{sum(p.numel() for p in lora):,}")
         optimizer = torch.optim.AdamW(groups)
-        train_phase(vlm, data, phase, phase.n_steps(params.train), batches_for(phase, data, seeds, params),
-                    optimizer, history, run)
+        done = 0
+        if resume is not None and i < resume["phase"]:
+            continue  # finished before the checkpoint; its effect is in the restored weights
+        if resume is not None and i == resume["phase"]:
+            if resume["lora"] is not None:
+                from peft import set_peft_model_state_dict
+
+                set_peft_model_state_dict(peft_model, resume["lora"])
+            optimizer.load_state_dict(resume["optimizer"])
+            done = resume["step"]
+        batches = batches_for(phase, data, seeds, params)
+        for _ in range(done):  # the streams depend on the seed only: skipping replays them exactly
+            next(batches)
+
+        def after_step(step: int, i=i, optimizer=optimizer) -> None:
+            if checkpoints.due(len(history)):
+                checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
+        train_phase(vlm, data, phase, phase.n_steps(params.train), batches, optimizer, history, run, done, after_step)
     return peft_model
 
 
@@ -139,8 +171,13 @@ def write_run(out: Path, connector: Connector, feature_shape: list[int], history
 
 
 def train(params: Params, recipe: str | None, replicate: int, data: SplitData, lm: LanguageModel,
-          device: torch.device, bf16: bool, out: Path, stage1_dir: Path | None = None) -> dict:
-    """Train stage 1 (recipe None) or a recipe's run and write it to `out`; returns the run's info."""
+          device: torch.device, bf16: bool, out: Path, stage1_dir: Path | None = None,
+          checkpoint_dir: Path | None = None) -> dict:
+    """Train stage 1 (recipe None) or a recipe's run and write it to `out`; returns the run's info.
+
+    With `checkpoint_dir`, state is saved there every train.checkpoint_every steps and a matching checkpoint
+    found there at the start is resumed from.
+    """
     run = f"{recipe or 'stage1'}/{replicate}"
     seeds = run_seeds(params.seed, replicate)
     shape = data.meta["output_shape"]
@@ -154,13 +191,17 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
             history = [(int(r["step"]), r["phase"], float(r["loss"])) for r in csv.DictReader(f)]
         phases = RECIPES[recipe].phases
     log.info("%s: %s", run, connector.describe())
+    stage1_digest = None if recipe is None or not RECIPES[recipe].from_stage1 else \
+        file_digest(Path(stage1_dir) / "connector.pt")
+    checkpoints = Checkpoints(checkpoint_dir, params.train.checkpoint_every,
+                              fingerprint(params, run, device, bf16, data.meta, stage1_digest), run)
     vlm = VLM(lm, connector.to(device), device, bf16)
     start = time.perf_counter()
-    peft_model = run_phases(vlm, data, phases, seeds, params, history, run)
+    peft_model = run_phases(vlm, data, phases, seeds, params, history, run, checkpoints)
     steps = sum(p.n_steps(params.train) for p in phases)
     if steps:
         log.info("%s: %d steps in %.1f s, %.2f s a step (%s)", run, steps, time.perf_counter() - start,
-                 (time.perf_counter() - start) / steps, "bf16 autocast" if bf16 else "fp32")
+                 (time.perf_counter() - start) / steps, describe(bf16))
     info = {"run": run, "recipe": recipe or "stage1", "replicate": replicate, "seed": params.seed,
             "connector_params": connector.n_params, "image_tokens": connector.n_out,
             "lora_params": sum(p.numel() for p in lm.model.parameters() if p.requires_grad) if peft_model else 0,
@@ -168,4 +209,5 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
             "encoder": data.meta["encoder"], "encoder_revision": data.meta["revision"],
             "language": lm.name, "language_revision": lm.revision}
     write_run(out, connector.cpu(), shape, history, info, peft_model)
+    checkpoints.clear()
     return info

@@ -29,7 +29,8 @@ class LanguageModel:
         self.n_params = freeze(model, "language model", name)
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.model.get_input_embeddings()(ids)
+        """Input embeddings in fp32 whatever the weights' dtype: the residual stream stays fp32 under bf16."""
+        return self.model.get_input_embeddings()(ids).float()
 
     def forward(self, inputs_embeds: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Logits for every position, (batch, length, vocab)."""

@@ -31,6 +31,12 @@ class VisionEncoder:
     layer: int | None
     image_size: int
     model: torch.nn.Module
+    device = torch.device("cpu")
+
+    def to(self, device: torch.device) -> "VisionEncoder":
+        self.model.to(device)
+        self.device = device
+        return self
 
     def preprocess(self, images: list[Image.Image]) -> torch.Tensor:
         raise NotImplementedError
@@ -41,7 +47,7 @@ class VisionEncoder:
 
     @torch.inference_mode()
     def encode(self, images: list[Image.Image]) -> torch.Tensor:
-        return self.forward(self.preprocess(images)).float()
+        return self.forward(self.preprocess(images).to(self.device)).float().cpu()
 
     def probe_shape(self) -> None:
         """Run one blank picture to learn the output grid and width."""

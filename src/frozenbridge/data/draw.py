@@ -15,6 +15,18 @@ SUPERSAMPLE = 2  # draw at 2x and downsample: smooth edges at no real cost
 MAX_TRIES = 2000
 
 
+def most_that_fit(image_size: int, min_fraction: float) -> int:
+    """An upper bound on how many shapes `place` can ever fit: the smallest shapes, packed as densely as discs can be.
+
+    Centers stay in a square of side L and at least d apart (the bounding circles' rule in `place`); discs of
+    diameter d around them fill at most pi / (2 sqrt 3) (the hexagonal density) of the square of side L + d.
+    """
+    size = min_fraction * image_size
+    d = size * math.sqrt(2) + 2
+    side = image_size - size - 4
+    return max(1, int(2 * (side + d) ** 2 / (math.sqrt(3) * d * d)))
+
+
 def place(rng: np.random.Generator, pairs: list[tuple[str, str]], image_size: int,
           size_range: tuple[float, float]) -> list[Shape]:
     """Random non-overlapping shapes with distinct horizontal order, sorted left to right.
