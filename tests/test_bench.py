@@ -27,3 +27,16 @@ def test_quick_benchmark_table_is_complete(tmp_path):
         assert r["a_value"] > 0 and r["b_value"] > 0 and math.isfinite(r["a_value"])
         assert r["ratio"] is None or r["ratio"] > 0
         assert r["measure"] in proc.stdout
+
+
+def test_gpu_figures_script_runs_at_toy_sizes(tmp_path):
+    """The script meant for a GPU runs its whole path anywhere with --tiny (speeds are not checked)."""
+    out = tmp_path / "gpu.json"
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench_gpu", "--tiny", "--json", str(out)],
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(out.read_text())["rows"]
+    measures = " | ".join(r["measure"] for r in rows)
+    for name in ("train step", "bf16", "fp32", "memory", "KV cache", "recompute", "encode"):
+        assert name in measures
+    assert all(r["value"] > 0 and math.isfinite(r["value"]) for r in rows)

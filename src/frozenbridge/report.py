@@ -76,6 +76,15 @@ def bench_table(saved: dict) -> list[str]:
     return rows
 
 
+def gpu_table(saved: dict) -> list[str]:
+    """The rows of `python -m frozenbridge.bench_gpu` (one value each)."""
+    m = saved["machine"]
+    rows = [f"GPU figures (`python -m frozenbridge.bench_gpu`, {m['device']}, {m['models']}, torch {m['torch']}, "
+            f"{m['date']}):", "", "| measure | value |", "|---|---:|"]
+    rows += [f"| {r['measure']} | {r['value']:.4g} {r['unit']} |" for r in saved["rows"]]
+    return rows
+
+
 def render(metrics: Path) -> str:
     parts: list[str] = []
     data, enc = _load(metrics / "data.json"), _load(metrics / "encode.json")
@@ -89,7 +98,8 @@ def render(metrics: Path) -> str:
                   "`metrics/scores.json` and `metrics/controls.json`:", "",
                   *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
     for path in sorted((metrics.parent / "bench").glob("*.json")):
-        parts += [*bench_table(json.loads(path.read_text())), ""]
+        saved = json.loads(path.read_text())
+        parts += [*(gpu_table(saved) if "models" in saved["machine"] else bench_table(saved)), ""]
     return "\n".join([START, *parts, END])
 
 
