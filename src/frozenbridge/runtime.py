@@ -1,14 +1,18 @@
-"""What every training and evaluation stage sets up: device, precision, the frozen language model, torch threads."""
+"""What every training and evaluation stage sets up: device, precision, the frozen language model; the arguments
+and inputs the two training stages share."""
 
 from __future__ import annotations
 
+import argparse
 import logging
+from pathlib import Path
 
 import torch
 
 from .backbones import LanguageModel, load_language
-from .params import Params
+from .params import Params, check_replicate, load_params
 from .precision import describe, pick_device, prepare_frozen, use_bf16
+from .rundata import SplitData, load_split
 
 log = logging.getLogger("frozenbridge")
 
@@ -20,3 +24,21 @@ def setup(params: Params) -> tuple[torch.device, bool, LanguageModel]:
     prepare_frozen(lm.model, device, bf16)
     log.info("device %s, %s for the frozen language model", device, describe(bf16))
     return device, bf16, lm
+
+
+def add_training_args(ap: argparse.ArgumentParser) -> None:
+    """The arguments of stages/stage1.py and stages/train.py."""
+    ap.add_argument("--replicate", type=int, required=True, help="replicate index (one of params.yaml replicates)")
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--data", default="data", help="directory holding shapes/ and features/")
+    ap.add_argument("--checkpoints", type=Path, default=Path("checkpoints"),
+                    help="where resumable state is kept while the run trains (default checkpoints/)")
+
+
+def start_training(args) -> tuple[Params, SplitData, torch.device, bool, LanguageModel]:
+    """Params checked, training features loaded and checked, then the frozen model: in that order, so bad input
+    fails before the slow part."""
+    params = load_params(args.params)
+    check_replicate(params, args.replicate)
+    data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
+    return (params, data, *setup(params))
