@@ -1,4 +1,5 @@
-"""Checkpoint and resume: a run stopped after a checkpoint and restarted ends exactly where an uninterrupted run ends."""
+"""Checkpoint and resume: a run stopped after a checkpoint and restarted ends exactly where an uninterrupted run
+ends."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def same_run(a, b) -> None:
     ca, cb = load_connector(a).state_dict(), load_connector(b).state_dict()
     assert all(torch.equal(ca[k], cb[k]) for k in ca)
     if (a / "lora").exists():
-        assert (a / "lora/adapter_model.safetensors").read_bytes() == (b / "lora/adapter_model.safetensors").read_bytes()
+        adapter = "lora/adapter_model.safetensors"
+        assert (a / adapter).read_bytes() == (b / adapter).read_bytes()
 
 
 @pytest.mark.parametrize("recipe,kill_at", [(None, 2), ("caption_qa_lora", 6), ("qa", 4)])

@@ -1,4 +1,5 @@
-"""bf16 and fp32 agree on a fixed batch; the device is chosen from the param, then the environment, then the hardware."""
+"""bf16 and fp32 agree on a fixed batch; the device is chosen from the param, then the environment, then the
+hardware."""
 
 from __future__ import annotations
 

@@ -5,8 +5,9 @@
 
 Rows: cached vs recompute generation (20 new tokens, batch 32); target-only vs full-vocabulary logits; bf16
 vs fp32 training step, and bf16 weights cast once vs autocast alone; a step from cached features vs encoding the
-pictures inside the step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens grow
-(1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never asserted.
+pictures inside the step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak
+memory as image tokens grow (1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never
+asserted.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from .connector import Connector
 from .data.draw import render
 from .data.scene import Shape
 from .params import LanguageParams, VisionParams
-from .precision import cpu_has_bf16, pick_device, prepare_frozen, use_bf16
-from .sequence import Item
+from .generate import greedy_recompute
+from .precision import autocast, cpu_has_bf16, pick_device, prepare_frozen, use_bf16
+from .sequence import IGNORE, Item
 from .vlm import VLM
 
 CAPTION = "an orange circle, a yellow circle and a purple triangle"
@@ -86,12 +88,16 @@ class PeakMemory:
 
 
 def timed(fn, reps: int) -> float:
-    """Median seconds of `reps` calls after one warm-up call."""
-    fn()
+    """Median seconds of `reps` calls after one warm-up call (on CUDA, until the queued kernels have finished)."""
+    def call():
+        fn()
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    call()
     times = []
     for _ in range(reps):
         start = time.perf_counter()
-        fn()
+        call()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -107,9 +113,6 @@ def caption_items(n: int) -> list[Item]:
 
 def loss_full_logits(vlm: VLM, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
     """The usual way: vocabulary logits at every position, then the loss on the labelled ones (the baseline)."""
-    from .precision import autocast
-    from .sequence import IGNORE
-
     batch, embeds, mask = vlm.inputs(items, feats, with_target=True, left_pad=False)
     with autocast(vlm.device, vlm.bf16):
         logits = vlm.lm.model(inputs_embeds=embeds, attention_mask=mask).logits
@@ -149,26 +152,15 @@ def run(args) -> list[dict]:
     vlm = VLM(lm, connector, device, bf16)
 
     # 1. generation: one prefill + cached steps vs re-running the sequence for every token
-    items = [Item(i, "Caption:", "") for i in range(sizes.gen_batch)]
-    _, embeds, mask = vlm.inputs(items, feats, with_target=False, left_pad=True)
     n = sizes.new_tokens
-
-    def cached():
-        with torch.no_grad(), vlm_autocast(vlm):
-            lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=n, min_new_tokens=n,
-                              do_sample=False, pad_token_id=vlm.tokens.pad, use_cache=True)
-
-    def recompute():
-        from .generate import greedy_recompute
-        with vlm_autocast(vlm):
-            greedy_recompute(lm.model, embeds, mask, n, eos=-1, pad=vlm.tokens.pad)
-
+    cached, recompute = generation(vlm, feats, sizes.gen_batch, n)
     row(f"generation, {n} new tokens, batch {sizes.gen_batch}", "KV cache", timed(cached, sizes.reps),
         "recompute", timed(recompute, sizes.reps))
 
     # 2. logits only at target positions vs the whole vocabulary at every position
     batch_items = caption_items(sizes.batch)
-    row(f"train step, batch {sizes.batch}: logits", "targets only", timed(train_step(vlm, feats, batch_items), sizes.reps),
+    row(f"train step, batch {sizes.batch}: logits",
+        "targets only", timed(train_step(vlm, feats, batch_items), sizes.reps),
         "every position", timed(train_step(vlm, feats, batch_items, full_logits=True), sizes.reps))
 
     # 3. bf16 vs fp32 for the frozen model; and what casting the frozen weights once adds to autocast alone
@@ -230,9 +222,22 @@ def mem_label(device: torch.device) -> str:
     return "peak MB" if device.type == "cuda" else "saved for backward MB"
 
 
-def vlm_autocast(vlm: VLM):
-    from .precision import autocast
-    return autocast(vlm.device, vlm.bf16)
+def generation(vlm: VLM, feats: torch.Tensor, batch: int, new_tokens: int):
+    """Two ways to write exactly `new_tokens` greedy tokens for `batch` captions: with the KV cache, and by
+    re-running the whole sequence for every token (the baseline)."""
+    items = [Item(i, "Caption:", "") for i in range(batch)]
+    _, embeds, mask = vlm.inputs(items, feats, with_target=False, left_pad=True)
+
+    def cached():
+        with torch.no_grad(), autocast(vlm.device, vlm.bf16):
+            vlm.lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=new_tokens,
+                                  min_new_tokens=new_tokens, do_sample=False, pad_token_id=vlm.tokens.pad,
+                                  use_cache=True)
+
+    def recompute():
+        with autocast(vlm.device, vlm.bf16):
+            greedy_recompute(vlm.lm.model, embeds, mask, new_tokens, eos=-1, pad=vlm.tokens.pad)
+    return cached, recompute
 
 
 def siglip_b16(layers: int):

@@ -19,11 +19,10 @@ from pathlib import Path
 import torch
 
 from .backbones.language import LanguageModel
-from .bench import PeakMemory, caption_items, frozen_copy, machine, pictures, siglip_b16, timed, train_step
+from .bench import (PeakMemory, caption_items, frozen_copy, generation, machine, mem_label, pictures, siglip_b16,
+                    timed, train_step)
 from .connector import Connector
-from .generate import greedy_recompute
-from .precision import autocast, pick_device, prepare_frozen
-from .sequence import Item
+from .precision import pick_device, prepare_frozen
 from .tiny import build_tokenizer
 from .vlm import VLM
 
@@ -70,38 +69,16 @@ def run(args) -> list[dict]:
         with PeakMemory(device, model.model) as mem:
             step()
         row(f"train step, batch {batch}, {connector.n_out} image tokens, {label}", seconds, "s")
-        row(f"train step, batch {batch}, {label}: memory", mem.mb,
-            "peak MB" if device.type == "cuda" else "MB saved for backward")
+        row(f"train step, batch {batch}, {label}: memory", mem.mb, mem_label(device))
 
-    vlm = VLM(lm, connector, device, bf16=True)
-    _, embeds, mask = vlm.inputs([Item(i, "Caption:", "") for i in range(gen_batch)], feats, with_target=False,
-                                 left_pad=True)
-
-    def cached():
-        with torch.no_grad(), autocast(device, True):
-            lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=new_tokens,
-                              min_new_tokens=new_tokens, do_sample=False, pad_token_id=vlm.tokens.pad, use_cache=True)
-
-    def recompute():
-        with autocast(device, True):
-            greedy_recompute(lm.model, embeds, mask, new_tokens, eos=-1, pad=vlm.tokens.pad)
-
+    cached, recompute = generation(VLM(lm, connector, device, bf16=True), feats, gen_batch, new_tokens)
     for label, fn in (("KV cache", cached), ("recompute", recompute)):
-        seconds = timed(synced(fn, device), reps)
+        seconds = timed(fn, reps)
         row(f"generation, batch {gen_batch}, {new_tokens} new tokens, {label}", gen_batch * new_tokens / seconds,
             "tokens/s")
-    seconds = timed(synced(lambda: encoder.encode(pics[:gen_batch]), device), reps)
+    seconds = timed(lambda: encoder.encode(pics[:gen_batch]), reps)
     row(f"encode, {encoder.name}, batch {gen_batch}", gen_batch / seconds, "pictures/s")
     return rows
-
-
-def synced(fn, device: torch.device):
-    """`fn` followed by a CUDA synchronize, so the clock sees the kernels finish."""
-    def call():
-        fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-    return call
 
 
 def main() -> None:

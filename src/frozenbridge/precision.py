@@ -13,7 +13,6 @@ than PyTorch's fused CPU attention, whose backward in bf16 took a fifth of the s
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 
 import torch
@@ -22,11 +21,11 @@ from .errors import FrozenbridgeError
 from .params import valid_device_name
 
 DEVICE_ENV = "FROZENBRIDGE_DEVICE"
-log = logging.getLogger("frozenbridge")
 
 
 def pick_device(requested: str | None = None) -> torch.device:
-    """The param (params.yaml `device`) unless it is `auto`, else $FROZENBRIDGE_DEVICE, else CUDA when available, else CPU."""
+    """The param (params.yaml `device`) unless it is `auto`, else $FROZENBRIDGE_DEVICE, else CUDA when available,
+    else CPU."""
     source = "params.yaml: device"
     name = requested if requested and requested != "auto" else None
     if name is None and os.environ.get(DEVICE_ENV):
