@@ -21,7 +21,7 @@ def main() -> None:
     rows = read_rows(plots / "scores.csv")
     recipes = list(params.recipes)
     with atomic_path(plots / "loss.png") as tmp:
-        loss_curves(plots / "loss", recipes, tmp)
+        loss_curves(plots / "loss.csv", recipes, tmp)
     with atomic_path(plots / "scores.png") as tmp:
         scores_by_recipe(rows, recipes, tmp)
     with atomic_path(plots / "conditions.png") as tmp:

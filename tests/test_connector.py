@@ -56,3 +56,26 @@ def test_prefix_connector_for_pooled_vectors():
 def test_merge_larger_than_grid_is_refused():
     with pytest.raises(FrozenbridgeError, match="connector.merge = 8"):
         Connector([4, 4, 32], out_dim=16, merge=8)
+
+
+def test_column_order_reads_blocks_left_to_right():
+    out = merge_patches(grid_tensor(4, 4), (4, 4), 2, order="columns")
+    # block (0,0), then the block below it, then the next column of blocks
+    assert out[0].tolist() == [[0, 1, 10, 11], [20, 21, 30, 31], [2, 3, 12, 13], [22, 23, 32, 33]]
+    assert merge_patches(grid_tensor(2, 3), (2, 3), 1, order="columns")[0, :, 0].tolist() == [0, 10, 1, 11, 2, 12]
+
+
+def test_connector_options_positions_norm_and_initial_scale():
+    torch.manual_seed(0)
+    plain = Connector([4, 4, 8], out_dim=16, merge=2)
+    torch.manual_seed(0)
+    scaled = Connector([4, 4, 8], out_dim=16, merge=2, init_scale=0.1)
+    assert torch.allclose(scaled.mlp[2].weight, 0.1 * plain.mlp[2].weight)
+    x = torch.randn(2, 16, 8)
+    assert torch.allclose(scaled(x) - scaled.mlp[2].bias, 0.1 * (plain(x) - plain.mlp[2].bias), atol=1e-6)
+    c = Connector([4, 4, 8], out_dim=16, merge=2, positions=True, norm=True)
+    assert c.positions.shape == (4, 16) and c.n_params == plain.n_params + 4 * 16 + 2 * 32
+    with torch.no_grad():
+        c.positions[2] += 1.0  # a learned vector per token, added to that token only
+    base = c.mlp(c.norm(merge_patches(x, (4, 4), 2)))
+    assert torch.allclose(c(x) - base, c.positions.expand(2, 4, 16))

@@ -8,10 +8,12 @@ import torch
 
 from frozenbridge.backbones import load_language
 from frozenbridge.data.splits import generate_split, split_seeds
-from frozenbridge.evaluate import exact_match, gap, percent, eval_items
-from frozenbridge.params import DataParams, LanguageParams, Params, SplitSizes, TrainParams
+from frozenbridge.connector import Connector
+from frozenbridge.evaluate import eval_items, evaluate_split, exact_match, gap, percent, wrong_pictures
+from frozenbridge.params import DataParams, EvaluateParams, LanguageParams, Params, SplitSizes, TrainParams
 from frozenbridge.recipes import RECIPES
 from frozenbridge.rundata import SplitData, question_batches
+from frozenbridge.sequence import Item
 from frozenbridge.train import load_connector, load_lora, run_seeds, train
 from frozenbridge.vlm import VLM
 
@@ -57,7 +59,6 @@ def test_language_model_bit_identical_after_training(lm, tmp_path):
 
 @pytest.mark.parametrize("with_lora", [False, True])
 def test_gradients_reach_only_the_connector_and_lora(lm, with_lora):
-    from frozenbridge.connector import Connector
     from frozenbridge.train import add_lora
 
     data, p = tiny_split(), params()
@@ -94,6 +95,16 @@ def test_replicates_are_paired_across_recipes():
     assert RECIPES["qa"].phases[0].n_steps(TrainParams(stage1_steps=3, stage2_steps=4)) == 7
 
 
+def test_learning_rate_schedule():
+    from frozenbridge.train import lr_factor
+
+    assert [lr_factor(s, 10, "constant", 0.0) for s in (0, 9)] == [1.0, 1.0]
+    warm = [lr_factor(s, 100, "cosine", 0.1) for s in range(100)]
+    assert warm[:10] == [pytest.approx((s + 1) / 11) for s in range(10)]  # linear warmup, never 0
+    assert warm[10] == pytest.approx(1.0) and warm[-1] == pytest.approx(0.1, abs=0.01)
+    assert all(a >= b for a, b in zip(warm[10:], warm[11:]))  # then a monotone decay to a tenth
+
+
 def test_exact_match_gap_and_percent():
     assert exact_match("  a red square \n", "a red square") and not exact_match("a red square.", "a red square")
     assert not exact_match("Red", "red")
@@ -105,13 +116,44 @@ def test_exact_match_gap_and_percent():
 def test_wrong_picture_answers_are_scored_against_the_scene_shown():
     data = tiny_split(10)
     items = eval_items(data, 10)
-    pics = len(data.captions)
-    for pic, _, answer, shown in items["count"]:
-        n_shown = len(data.shapes[(pic + pics // 2) % pics])
-        assert shown == ["zero", "one", "two", "three", "four"][n_shown]
-    for pic, _, answer, shown in items["caption"]:
-        assert shown == data.captions[(pic + pics // 2) % pics]
-    for pic, prompt, answer, shown in items["binding"]:
-        kind = prompt.split("the ")[1].split("?")[0]
-        of_kind = [s for s in data.shapes[(pic + pics // 2) % pics] if s["kind"] == kind]
-        assert shown == (of_kind[0]["color"] if len(of_kind) == 1 else None)
+    for task, rows in items.items():
+        pictures = [it.picture for it in rows]
+        for i, it in enumerate(rows):
+            assert it.wrong != it.picture and it.wrong in pictures  # another item's picture of the same task
+            if len(set(pictures)) == len(pictures):
+                assert it.wrong == pictures[(i + len(rows) // 2) % len(rows)]
+    for it in items["count"]:
+        assert it.target_on_wrong == ["zero", "one", "two", "three", "four"][len(data.shapes[it.wrong])]
+    for it in items["caption"]:
+        assert it.target_on_wrong == data.captions[it.wrong]
+    for it in items["binding"]:
+        kind = it.prompt.split("the ")[1].split("?")[0]
+        of_kind = [s for s in data.shapes[it.wrong] if s["kind"] == kind]
+        assert it.target_on_wrong == (of_kind[0]["color"] if len(of_kind) == 1 else None)
+
+
+def test_wrong_pictures_skip_an_items_own_picture():
+    assert wrong_pictures([0, 1, 2, 3]) == [2, 3, 0, 1]
+    assert wrong_pictures([5, 5, 6]) == [6, 6, 5]  # half the list away is the same picture: the next other one
+
+
+def test_evaluation_generates_each_distinct_prompt_once_and_keeps_every_prediction(lm):
+    data = tiny_split(12)
+    vlm = VLM(lm, Connector([4, 4, 32], lm.width, merge=2), CPU, bf16=False)
+    blank = torch.zeros(1, 16, 32, dtype=data.feats.dtype)
+    calls = []
+    generate = vlm.generate
+    vlm.generate = lambda items, feats, n: calls.extend((it.image, it.prompt) for it in items) or generate(items, feats, n)
+    cfg = EvaluateParams(items=8, batch_size=5, caption_tokens=6, answer_tokens=3)
+    scores, predictions = evaluate_split(vlm, data, blank, cfg, "test")
+    assert len(calls) == len(set(calls))  # nothing generated twice
+    items = eval_items(data, 8)
+    for task, rows in items.items():
+        assert len(predictions[task]) == len(rows) and scores[task]["n"] == len(rows)
+        keys = {(it.picture, it.prompt) for it in rows} | {(it.wrong, it.prompt) for it in rows}
+        assert keys <= set(calls)
+    # the same predictions as generating every item and condition on its own, in one batch each
+    for task, rows in items.items():
+        n = cfg.caption_tokens if task == "caption" else cfg.answer_tokens
+        alone = [generate([Item(it.wrong, it.prompt, "")], torch.cat([data.feats, blank]), n)[0] for it in rows[:3]]
+        assert [p["wrong"] for p in predictions[task][:3]] == alone

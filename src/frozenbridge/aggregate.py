@@ -49,6 +49,21 @@ def aggregate(scores: dict[str, list[dict]]) -> tuple[dict, dict]:
     return main, controls
 
 
+def per_replicate(scores: dict[str, list[dict]]) -> dict:
+    """Every run's right-picture score and gap: recipe -> test -> task -> replicate -> {right, gap}, so recipes can
+    be compared replicate by replicate (replicates are paired: same initial connector, same questions)."""
+    out: dict = {}
+    for recipe, runs in scores.items():
+        for test in TESTS:
+            for task in TASKS:
+                for r in runs:
+                    if task in r["tests"][test]:
+                        s = r["tests"][test][task]
+                        out.setdefault(recipe, {}).setdefault(test, {}).setdefault(task, {})[str(r["replicate"])] = {
+                            "right": s["right"], "gap": s["gap"]}
+    return out
+
+
 def score_rows(scores: dict[str, list[dict]]) -> list[dict]:
     """One row per recipe, test, task and condition: the median and range over replicates (for CSV plots)."""
     rows = []

@@ -43,10 +43,11 @@ class Sizes:
     reps: int
     batches: tuple[int, ...]
     siglip_layers: int
+    peak_size: int  # side of the middle square matmul of the peak measurement
 
 
-FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12)
-QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2)
+FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12, peak_size=2048)
+QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2, peak_size=512)
 
 
 class PeakMemory:
@@ -173,6 +174,15 @@ def run(args) -> list[dict]:
     row(f"train step, batch {sizes.batch}: bf16 weights", "cast once", bf_seconds,
         "autocast only", timed(train_step(autocast_only, feats, batch_items), sizes.reps))
 
+    # 3b. how close the step comes to this machine's own matmul throughput (FLOPs counted from the shapes)
+    seconds = timed(train_step(vlm, feats, batch_items), sizes.reps)
+    flops = step_flops(train_step(vlm, feats, batch_items))
+    peak = matmul_peak(device, torch.bfloat16 if bf16 else torch.float32, sizes.peak_size, sizes.reps)
+    rows.append({"measure": f"train step, batch {sizes.batch}, 49 image tokens: matmul throughput, GFLOP/s",
+                 "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
+                 "b": f"step ({flops / 1e9:.0f} GFLOP in {seconds:.3g} s)", "b_value": flops / seconds / 1e9,
+                 "ratio": flops / seconds / peak, "fraction": True})
+
     # 4. cached features vs encoding the pictures inside every step
     for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):
         conn = Connector(enc.output_shape, lm.width, merge=2).to(device)
@@ -209,6 +219,25 @@ def run(args) -> list[dict]:
     row(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
         ratio=False)
     return rows
+
+
+def step_flops(step) -> int:
+    """Matmul FLOPs of one call of `step` (forward and backward), counted by PyTorch from the operands' shapes."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        step()
+    return counter.get_total_flops()
+
+
+def matmul_peak(device: torch.device, dtype: torch.dtype, n: int, reps: int) -> float:
+    """This machine's own matmul throughput in FLOP/s: the best of a few large square products in `dtype`."""
+    best = 0.0
+    for size in (n // 2, n, 2 * n):
+        a = torch.randn(size, size, device=device, dtype=dtype)
+        b = torch.randn(size, size, device=device, dtype=dtype)
+        best = max(best, 2 * size ** 3 / timed(lambda: a @ b, max(3, reps)))
+    return best
 
 
 def frozen_copy(lm, device: torch.device, bf16: bool):
@@ -275,7 +304,7 @@ def format_table(rows: list[dict]) -> str:
     for r in rows:
         a = f"{r['a']} {r['a_value']:.4g}"
         b = f"{r['b']} {r['b_value']:.4g}"
-        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}x"
         lines.append(f"{r['measure']:<48} {a:>26} {b:>26} {ratio:>8}")
     return "\n".join(lines)
 

@@ -24,13 +24,14 @@ def read_rows(path: Path) -> list[dict]:
         return [{**r, **{k: float(r[k]) for k in ("median", "min", "max")}} for r in csv.DictReader(f)]
 
 
-def loss_curves(loss_dir: Path, recipes: list[str], out: Path) -> None:
+def loss_curves(loss_csv: Path, recipes: list[str], out: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     colors = dict(zip(recipes, plt.cm.tab10.colors))
-    for path in sorted(loss_dir.glob("*.csv")):
-        recipe = path.stem.rsplit("_", 1)[0]
-        with open(path) as f:
-            rows = list(csv.DictReader(f))
+    runs: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    with open(loss_csv) as f:
+        for r in csv.DictReader(f):
+            runs[(r["recipe"], r["replicate"])].append(r)
+    for (recipe, _), rows in runs.items():
         steps = [int(r["step"]) for r in rows]
         loss = np.array([float(r["loss"]) for r in rows])
         smooth = np.convolve(loss, np.ones(5) / 5, mode="valid") if len(loss) >= 5 else loss

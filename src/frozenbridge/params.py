@@ -19,6 +19,8 @@ FEATURE_KINDS = ("patches", "pooled")
 RECIPE_NAMES = ("caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix")
 PRECISIONS = ("auto", "bf16", "fp32")
 FEATURE_DTYPES = ("float16", "bfloat16", "float32")
+ORDERS = ("rows", "columns")
+SCHEDULES = ("constant", "cosine")
 
 
 def _fail(key: str, value: Any, allowed: str) -> FrozenbridgeError:
@@ -173,26 +175,52 @@ def _float(value: Any, key: str, lo: float, hi: float) -> float:
     return float(value)
 
 
+def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise _fail(key, value, f"one of {list(allowed)}")
+    return value
+
+
+def _fraction(value: Any, key: str) -> float:
+    if not _number(value, float) or not 0 <= value < 1:
+        raise _fail(key, value, "a number in [0, 1)")
+    return float(value)
+
+
 @dataclass(frozen=True)
 class ConnectorParams:
     merge: int = 2  # k: each k x k block of neighbouring patches becomes one token (1 = no merge)
     hidden: int | None = None  # width of the MLP's hidden layer; null = the language model's width
     prefix_tokens: int = 1  # tokens made from a pooled vector
+    order: str = "rows"  # image tokens row by row or column by column
+    norm: bool = False  # LayerNorm on the connector's input
+    positions: bool = False  # a learned vector per image token, added to its output
+    init_scale: float = 1.0  # the last layer's initial weights are multiplied by this
 
     @classmethod
     def parse(cls, raw: Any) -> "ConnectorParams":
         raw = _section(raw, "connector", cls)
         base = cls()
-        hidden = raw.get("hidden", base.hidden)
-        return cls(merge=_int(raw.get("merge", base.merge), "connector.merge"),
+        get = lambda k: raw.get(k, getattr(base, k))  # noqa: E731
+        hidden = get("hidden")
+        if get("order") not in ORDERS:
+            raise _fail("connector.order", get("order"), f"one of {list(ORDERS)}")
+        for key in ("norm", "positions"):
+            if not isinstance(get(key), bool):
+                raise _fail(f"connector.{key}", get(key), "true or false")
+        return cls(merge=_int(get("merge"), "connector.merge"),
                    hidden=None if hidden is None else _int(hidden, "connector.hidden"),
-                   prefix_tokens=_int(raw.get("prefix_tokens", base.prefix_tokens), "connector.prefix_tokens"))
+                   prefix_tokens=_int(get("prefix_tokens"), "connector.prefix_tokens"),
+                   order=get("order"), norm=get("norm"), positions=get("positions"),
+                   init_scale=_float(get("init_scale"), "connector.init_scale", 0, 10))
 
 
 @dataclass(frozen=True)
 class TrainParams:
     batch_size: int = 16
     lr: float = 1e-3
+    schedule: str = "constant"  # constant, or cosine decay to a tenth of lr over each phase
+    warmup: float = 0.0  # fraction of each phase's steps with a linear warmup from 0
     stage1_steps: int = 80
     stage2_steps: int = 40
     mix_captions: int = 4  # captions added to each stage-2 batch of the caption_qa_mix recipe
@@ -213,6 +241,8 @@ class TrainParams:
         return cls(
             batch_size=_int(get("batch_size"), "train.batch_size"),
             lr=_float(get("lr"), "train.lr", 0, 1),
+            schedule=_choice(get("schedule"), "train.schedule", SCHEDULES),
+            warmup=_fraction(get("warmup"), "train.warmup"),
             stage1_steps=_int(get("stage1_steps"), "train.stage1_steps"),
             stage2_steps=_int(get("stage2_steps"), "train.stage2_steps"),
             mix_captions=_int(get("mix_captions"), "train.mix_captions"),

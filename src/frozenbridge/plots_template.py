@@ -50,6 +50,14 @@ PAGE = """<!DOCTYPE html>
         table {
             border-spacing: 15px;
         }
+        /* dvc-render puts each image in a no-wrap box at its natural size: keep figures inside the page */
+        img {
+            max-width: calc(100vw - 48px);
+            height: auto;
+        }
+        div[style*="nowrap"] {
+            white-space: normal !important;
+        }
     </style>
 </head>
 <body>
@@ -79,7 +87,9 @@ def _vegalite_version() -> str | None:
 
 # vl-convert's default snippet also sets window.vega and window.vegaLite, but with vega 6 (ES-module only, no default
 # export) its bundler resolves both to null; vegaEmbed carries its own copies, and it is all DVC's charts call.
-SNIPPET = "window.vegaEmbed = vegaEmbed;"
+# Charts render as SVG rather than canvas: sharp at any zoom, and every mark is an element a test can read.
+SNIPPET = ("window.vegaEmbed = function (el, spec, opts) {"
+           " return vegaEmbed(el, spec, Object.assign({renderer: 'svg'}, opts || {})); };")
 
 
 def _script_safe(js: str) -> str:

@@ -10,6 +10,10 @@ import json
 import sys
 from pathlib import Path
 
+import yaml
+
+from .reading import reading
+
 START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
 
 
@@ -66,12 +70,27 @@ def recipe_table(main: dict) -> list[str]:
     return rows
 
 
+def paired_table(reps: dict, a: str = "qa", b: str = "caption_qa") -> list[str]:
+    """Two recipes replicate by replicate (paired: same initial connector, same questions), every task and test."""
+    if a not in reps or b not in reps:
+        return []
+    rows = [f"{a} vs {b}, replicate by replicate (right-picture exact match, %, from `metrics/replicates.json`):", "",
+            f"| test pairs | task | replicate | {a} | {b} | {b} − {a} |", "|---|---|---:|---:|---:|---:|"]
+    for test in ("heldout", "seen"):
+        for task in ("binding", "leftmost", "count"):
+            ra, rb = reps[a].get(test, {}).get(task, {}), reps[b].get(test, {}).get(task, {})
+            for r in sorted(set(ra) & set(rb), key=int):
+                rows.append(f"| {test} | {task} | {r} | {ra[r]['right']:g} | {rb[r]['right']:g} | "
+                            f"{rb[r]['right'] - ra[r]['right']:+.4g} |")
+    return rows + [""]
+
+
 def bench_table(saved: dict) -> list[str]:
     m = saved["machine"]
     rows = [f"Benchmark (`python -m frozenbridge.bench`, {m['mode']} mode, {m['device']}, torch {m['torch']}, "
             f"{m['date']}):", "", "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
     for r in saved["rows"]:
-        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}×"
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}×"
         rows.append(f"| {r['measure']} | {r['a']} {r['a_value']:.4g} | {r['b']} {r['b_value']:.4g} | {ratio} |")
     return rows
 
@@ -83,6 +102,38 @@ def gpu_table(saved: dict) -> list[str]:
             f"{m['date']}):", "", "| measure | value |", "|---|---:|"]
     rows += [f"| {r['measure']} | {r['value']:.4g} {r['unit']} |" for r in saved["rows"]]
     return rows
+
+
+def _steps(v) -> str:
+    return "never" if v is None else f"{v:g}"
+
+
+def converge_table(saved: dict, params: dict | None) -> list[str]:
+    """`python -m frozenbridge.converge`: steps (and seconds) to 50% and 70% exact captions, median and worst seed."""
+    rows = [f"Stage-1 convergence (`python -m frozenbridge.converge`): exact captions of {saved['items']} seen-pair "
+            f"test pictures every {saved['every']} steps; median and worst over the seeds (a seed is a replicate's "
+            "initial connector and caption order); \"never\" = not within the steps given. The setting "
+            "params.yaml holds is marked ◀.", "",
+            "| setting | seeds | s a step | steps to 50%: median / worst | steps to 70%: median / worst | "
+            "worst seed to 70%, s | best exact per seed, % |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, entry in saved["results"].items():
+        s = entry["summary"]
+        worst = s["worst_70"]
+        seconds = "—" if worst is None else f"{worst * s['step_seconds']:.0f}"
+        mark = " ◀" if params is not None and _matches(entry["overrides"], params) else ""
+        rows.append(f"| {name}{mark} | {s['seeds']} | {s['step_seconds']:.2f} | {_steps(s['median_50'])} / "
+                    f"{_steps(s['worst_50'])} | {_steps(s['median_70'])} / {_steps(worst)} | {seconds} | "
+                    f"{', '.join(f'{e:g}' for e in s['best_exact'])} (of {entry['steps']} steps) |")
+    return rows
+
+
+def _matches(overrides: dict, params: dict) -> bool:
+    def get(key: str):
+        node = params
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+    return all(get(k) == v for k, v in overrides.items())
 
 
 def render(metrics: Path) -> str:
@@ -97,9 +148,16 @@ def render(metrics: Path) -> str:
         parts += ["Exact match, % (median [min–max] over replicates; gap = right − max(blank, wrong, none)) from "
                   "`metrics/scores.json` and `metrics/controls.json`:", "",
                   *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
+        reps = _load(metrics / "replicates.json")
+        parts += [*paired_table(reps or {}), *reading(scores, controls, reps)]
     for path in sorted((metrics.parent / "bench").glob("*.json")):
         saved = json.loads(path.read_text())
-        parts += [*(gpu_table(saved) if "models" in saved["machine"] else bench_table(saved)), ""]
+        if "results" in saved:
+            params_path = metrics.parent / "params.yaml"
+            params = yaml.safe_load(params_path.read_text()) if params_path.is_file() else None
+            parts += [*converge_table(saved, params), ""]
+        else:
+            parts += [*(gpu_table(saved) if "models" in saved["machine"] else bench_table(saved)), ""]
     return "\n".join([START, *parts, END])
 
 

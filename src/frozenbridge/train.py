@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import logging
 import time
 from pathlib import Path
@@ -39,12 +40,14 @@ def run_seeds(seed: int, replicate: int) -> dict[str, np.random.SeedSequence]:
 def new_connector(params: Params, feature_shape: list[int], width: int, seed: np.random.SeedSequence) -> Connector:
     torch.manual_seed(int(seed.generate_state(1)[0]))
     c = params.connector
-    return Connector(feature_shape, width, c.merge, c.hidden, c.prefix_tokens)
+    return Connector(feature_shape, width, c.merge, c.hidden, c.prefix_tokens, c.order, c.norm, c.positions,
+                     c.init_scale)
 
 
 def save_connector(connector: Connector, path: Path, feature_shape: list[int]) -> None:
     config = {"feature_shape": feature_shape, "out_dim": connector.out_dim, "merge": connector.k,
-              "hidden": connector.mlp[0].out_features, "prefix_tokens": connector.n_out if connector.pooled else 1}
+              "hidden": connector.mlp[0].out_features, "prefix_tokens": connector.n_out if connector.pooled else 1, "order": connector.order,
+              "norm": connector.norm is not None, "positions": connector.positions is not None}
     torch.save({"config": config, "state_dict": connector.state_dict()}, path)
 
 
@@ -96,11 +99,28 @@ def batches_for(phase: Phase, data: SplitData, seeds: dict, params: Params):
     return (q + c for q, c in zip(questions, captions))  # "mix"
 
 
+def lr_factor(step: int, steps: int, schedule: str, warmup: float) -> float:
+    """The learning rate of step `step` (0-based) of a phase of `steps`, as a fraction of train.lr: a linear
+    warmup over the first `warmup` of the phase, then constant or a cosine decay to a tenth."""
+    warm = int(round(warmup * steps))
+    if step < warm:
+        return (step + 1) / (warm + 1)
+    if schedule == "constant":
+        return 1.0
+    progress = (step - warm) / max(1, steps - warm)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+
 def train_phase(vlm: VLM, data: SplitData, phase: Phase, steps: int, batches, optimizer, history: list,
-                run: str, done: int = 0, after_step=None) -> None:
-    """Steps `done`..`steps` of one phase (`done` > 0 when resuming); `after_step(n)` runs after step n."""
+                run: str, done: int = 0, after_step=None, schedule: tuple[str, float] = ("constant", 0.0)) -> None:
+    """Steps `done`..`steps` of one phase (`done` > 0 when resuming); `after_step(n)` runs after step n and
+    stops the phase early when it returns True."""
     start = len(history) - done  # global step count before this phase
+    for group in optimizer.param_groups:
+        group.setdefault("base_lr", group["lr"])
     for step in tqdm(range(done, steps), desc=f"{run} {phase.data}", unit="step", initial=done, total=steps):
+        for group in optimizer.param_groups:
+            group["lr"] = group["base_lr"] * lr_factor(step, steps, *schedule)
         loss = vlm.loss(next(batches), data.feats)
         if not torch.isfinite(loss):
             raise FrozenbridgeError(f"{run}: loss is {loss.item()} at step {start + step + 1}; stopped, no metrics "
@@ -109,8 +129,8 @@ def train_phase(vlm: VLM, data: SplitData, phase: Phase, steps: int, batches, op
         loss.backward()
         optimizer.step()
         history.append((start + step + 1, phase.data, float(loss.item())))
-        if after_step is not None:
-            after_step(step + 1)
+        if after_step is not None and after_step(step + 1):
+            return
 
 
 def lora_state(peft_model) -> dict | None:
@@ -152,7 +172,8 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
         def after_step(step: int, i=i, optimizer=optimizer) -> None:
             if checkpoints.due(len(history)):
                 checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
-        train_phase(vlm, data, phase, phase.n_steps(params.train), batches, optimizer, history, run, done, after_step)
+        train_phase(vlm, data, phase, phase.n_steps(params.train), batches, optimizer, history, run, done, after_step,
+                    (params.train.schedule, params.train.warmup))
     return peft_model
 
 

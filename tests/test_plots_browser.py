@@ -1,0 +1,171 @@
+"""`dvc plots show` in a real browser: every chart draws its marks, the scores chart shows no value above 100% and
+matches plots/scores.csv, and every figure loads and fits the page.
+
+The page that `dvc plots show` writes for this repository (its committed plots/ and metrics/) is opened in Debian's
+headless Chromium with no network; a small probe script appended to a copy of the page reports, once the charts have
+rendered, what each chart drew (Vega's SVG marks carry their values in aria-labels) and where each image sits.
+A negative control renders the old chart (DVC's stock bar template, which stacks the four pictures of a label into
+one bar) and must be caught. `.ci/run` installs the browser (`apt-get install chromium-headless-shell`); elsewhere
+the tests are skipped when no browser is found, unless FROZENBRIDGE_REQUIRE_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser")
+WIDTH = 1280
+PROBE = """
+<script>
+window.addEventListener('load', () => setTimeout(() => {
+  const report = {viewport: document.documentElement.clientWidth, images: [], charts: [],
+                  embeds: document.querySelectorAll('script').length};
+  for (const img of document.images) {
+    const r = img.getBoundingClientRect();
+    report.images.push({src: img.getAttribute('src').slice(0, 60), natural: img.naturalWidth, right: r.right});
+  }
+  for (const svg of document.querySelectorAll('svg.marks')) {
+    const marks = [...svg.querySelectorAll('[role="graphics-symbol"]')]
+      .map(m => [m.getAttribute('aria-roledescription'), m.getAttribute('aria-label')]);
+    const axes = [...svg.querySelectorAll('[aria-roledescription="axis"]')].map(a => a.getAttribute('aria-label'));
+    const titles = [...svg.querySelectorAll('[aria-roledescription="title"]')].map(t => t.getAttribute('aria-label'));
+    report.charts.push({title: titles.join(' | '), marks, axes});
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(report);
+  document.body.appendChild(pre);
+}, 3000));
+</script>
+"""
+AXIS_RANGE = re.compile(r"values from (-?[\d.]+) to (-?[\d.]+)")
+
+
+def browser() -> str | None:
+    found = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
+    if found is None and os.environ.get("FROZENBRIDGE_REQUIRE_BROWSER") == "1":
+        pytest.fail("no headless Chromium: apt-get install -y chromium-headless-shell (.ci/run does this)")
+    return found
+
+
+def dvc_plots_show(repo: Path, out: Path) -> Path:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "DVC_NO_ANALYTICS": "1", "DVC_SITE_CACHE_DIR": str(out.parent / "dvc-site-cache")}
+    proc = subprocess.run([sys.executable, "-m", "dvc", "plots", "show", "-o", str(out)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "failed" not in proc.stderr + proc.stdout, proc.stderr + proc.stdout
+    return out / "index.html"
+
+
+def probe(index: Path, exe: str) -> dict:
+    """Open a copy of the page with the probe appended; return what the probe saw."""
+    probed = index.with_name("probed.html")
+    head, tail = index.read_text(encoding="utf-8").rsplit("</body>", 1)  # the last one: the bundle has its own
+    probed.write_text(head + PROBE + "</body>" + tail, encoding="utf-8")
+    proc = subprocess.run(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+         f"--user-data-dir={index.parent / 'chrome-profile'}", f"--window-size={WIDTH},1000",
+         "--virtual-time-budget=20000", "--dump-dom", probed.as_uri()],
+        capture_output=True, text=True, timeout=180)
+    found = re.search(r'<pre id="probe">(.*?)</pre>', proc.stdout, re.DOTALL)
+    assert found, f"the probe never reported (charts did not finish?):\n{proc.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def label_values(label: str) -> dict[str, str]:
+    return dict(part.split(": ", 1) for part in label.split("; ") if ": " in part)
+
+
+def over_100(chart: dict) -> list[str]:
+    """What a percentage chart drew above 100: bar values, or an axis that reaches past 100."""
+    bad = [label for kind, label in chart["marks"] if kind == "bar" and
+           any(float(v) > 100 for k, v in label_values(label).items() if k.startswith(("exact match", "median")))]
+    for axis in chart["axes"]:
+        m = AXIS_RANGE.search(axis or "")
+        if m and "exact match" in axis.lower() + chart["title"].lower() and float(m.group(2)) > 100:
+            bad.append(axis)
+    return bad
+
+
+@pytest.fixture(scope="module")
+def exe() -> str:
+    """The browser, and the offline page template (./setup.sh builds it; a bare checkout may lack it)."""
+    found = browser()
+    if found is None:
+        pytest.skip("no headless Chromium (apt-get install chromium-headless-shell)")
+    if not (ROOT / ".dvc" / "plots" / "offline.html").is_file():
+        from frozenbridge.plots_template import build_template
+        build_template(ROOT / ".dvc" / "plots" / "offline.html")
+    return found
+
+
+@pytest.fixture(scope="module")
+def report(exe, tmp_path_factory) -> dict:
+    return probe(dvc_plots_show(ROOT, tmp_path_factory.mktemp("page") / "dvc_plots"), exe)
+
+
+def test_every_chart_draws_its_marks(report):
+    titles = [c["title"] for c in report["charts"]]
+    assert any("Exact match" in t for t in titles) and any("loss" in t.lower() for t in titles), titles
+    for chart in report["charts"]:
+        assert chart["marks"], f"{chart['title']}: nothing drawn"
+
+
+def test_scores_chart_is_true_to_the_csv_and_never_above_100(report):
+    chart = next(c for c in report["charts"] if "Exact match" in c["title"])
+    assert over_100(chart) == []
+    drawn = {(v["recipe"], v["test"], v["task"], v["condition"]): float(v["median, %"])
+             for kind, label in chart["marks"] if kind == "bar" for v in [label_values(label)]}
+    with open(ROOT / "plots" / "scores.csv") as f:
+        rows = [r for r in csv.DictReader(f) if r["condition"] != "gap"]
+    assert drawn == {(r["recipe"], r["test"], r["task"], r["condition"]): float(r["median"]) for r in rows}
+    # the right picture and its three controls side by side: four bars for every recipe, test set and task
+    assert {k[3] for k in drawn} == {"right", "blank", "wrong", "none"}
+
+
+def test_all_loss_curves_share_one_chart_coloured_by_recipe(report):
+    charts = [c for c in report["charts"] if "loss" in c["title"].lower()]
+    assert len(charts) == 1
+    with open(ROOT / "plots" / "loss.csv") as f:
+        runs = {(r["recipe"], r["replicate"]) for r in csv.DictReader(f)}
+    lines = [label_values(label) for kind, label in charts[0]["marks"] if kind == "line mark"]
+    assert {tuple(v["run"].split("/")) for v in lines} == runs
+    assert {v["recipe"] for v in lines} == {r for r, _ in runs}
+
+
+def test_figures_load_and_fit_the_page(report):
+    assert report["images"], "no PNG figures on the page"
+    for img in report["images"]:
+        assert img["natural"] > 0, f"{img['src']}: did not load"
+        assert img["right"] <= report["viewport"], f"{img['src']}: overflows the page ({img['right']} px)"
+
+
+def test_the_check_catches_stacked_bars(exe, tmp_path):
+    """Negative control: DVC's stock bar template stacks the conditions of one label into a bar beyond 100%."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    env_dvc = [sys.executable, "-m", "dvc"]
+    for args in (["init", "-q"], ["config", "core.analytics", "false"],
+                 ["config", "plots.html_template", "plots/offline.html"]):
+        subprocess.run(env_dvc + args, cwd=repo, check=True, capture_output=True)
+    (repo / ".dvc" / "plots").mkdir(exist_ok=True)
+    shutil.copy(ROOT / ".dvc" / "plots" / "offline.html", repo / ".dvc" / "plots" / "offline.html")
+    (repo / "scores.csv").write_text("label,condition,median\nqa seen count,right,90\nqa seen count,blank,60\n"
+                                     "qa seen count,wrong,30\nqa seen count,none,0\n")
+    (repo / "dvc.yaml").write_text("plots:\n  - scores:\n      template: bar_horizontal\n      x: median\n"
+                                   "      y:\n        scores.csv: label\n      title: Exact match (stacked)\n")
+    chart = probe(dvc_plots_show(repo, tmp_path / "out"), exe)["charts"][0]
+    assert chart["marks"] and over_100({**chart, "marks": []}), chart["axes"]
