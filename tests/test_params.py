@@ -45,6 +45,11 @@ def test_shipped_params_parse_to_the_defaults():
     ({"connector": {"merge": 0}}, "connector.merge = 0"),
     ({"device": "tpu"}, "device = 'tpu' is not allowed; expected auto, cpu, cuda or cuda:N"),
     ({"device": "cuda:x"}, "device = 'cuda:x'"),
+    ({"connector": {"order": "diagonal"}}, "connector.order = 'diagonal' is not allowed; expected one of ['rows'"),
+    ({"connector": {"positions": "yes"}}, "connector.positions = 'yes' is not allowed; expected true or false"),
+    ({"connector": {"init_scale": 0}}, "connector.init_scale = 0 is not allowed; expected a number in (0, 10]"),
+    ({"train": {"schedule": "linear"}}, "train.schedule = 'linear' is not allowed; expected one of ['constant'"),
+    ({"train": {"warmup": 1.5}}, "train.warmup = 1.5 is not allowed; expected a number in [0, 1)"),
 ])
 def test_bad_params_name_the_key(tmp_path, patch, message):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
@@ -59,3 +64,10 @@ def test_bad_params_name_the_key(tmp_path, patch, message):
     with pytest.raises(FrozenbridgeError) as info:
         load_params(path)
     assert message in str(info.value) and str(info.value).startswith("params.yaml")
+
+
+def test_exponent_numbers_read_as_numbers(tmp_path):
+    """`lr: 2e-3` is a number in YAML 1.2 (and to DVC's -S), not the string PyYAML's 1.1 rules would make it."""
+    path = tmp_path / "params.yaml"
+    path.write_text((ROOT / "params.yaml").read_text().replace("\n  lr: ", "\n  lr: 2e-3 #"))
+    assert load_params(path).train.lr == 0.002

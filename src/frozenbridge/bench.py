@@ -183,6 +183,22 @@ def run(args) -> list[dict]:
                  "b": f"step ({flops / 1e9:.0f} GFLOP in {seconds:.3g} s)", "b_value": flops / seconds / 1e9,
                  "ratio": flops / seconds / peak, "fraction": True})
 
+    # 3c. an attempt at the rest of the step (norms, activations, casts): each decoder layer compiled by inductor
+    if not args.quick:
+        fused = VLM(frozen_copy(lm32, device, bf16), connector, device, bf16)
+        layers = getattr(fused.lm.model.get_decoder(), "layers", [])
+        for layer in layers:
+            layer.compile(dynamic=True)
+        step = train_step(fused, feats, batch_items)
+        start = time.perf_counter()
+        step()  # compiles
+        first = time.perf_counter() - start
+        compiled_seconds = timed(step, sizes.reps)
+        row(f"train step, batch {sizes.batch}: torch.compile each decoder layer", "compiled", compiled_seconds,
+            "eager", seconds)
+        row(f"torch.compile each decoder layer ({len(layers)}): first step", "s (compiling)", first,
+            "eager steps it takes to pay back", first / max(seconds - compiled_seconds, 1e-9), ratio=False)
+
     # 4. cached features vs encoding the pictures inside every step
     for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):
         conn = Connector(enc.output_shape, lm.width, merge=2).to(device)

@@ -3,12 +3,16 @@
     python -m frozenbridge.converge                        # every setting in SETTINGS, seeds 0 1 2 (hours on a CPU)
     python -m frozenbridge.converge --only default "lr 2e-3"
     python -m frozenbridge.converge --setting mine train.lr=3e-3 connector.order=columns
+    python -m frozenbridge.converge --time-steps 8         # then time each setting's step, alone on the machine
 
 A setting is a set of params.yaml overrides (dotted keys). For every seed (a run's replicate index, so seed r is
 the pipeline's replicate r: its initial connector and caption order) stage 1 is trained from scratch on the cached
 training features, and every `--every` steps the captions of the first `--items` seen-pair test pictures are
 written greedily and scored by exact match. A run stops at `--steps` or once it reaches the highest threshold.
 The table gives, per setting, the median and the worst seed: what a default must be judged on is the worst.
+Seconds are steps times the setting's step time measured by `--time-steps` with nothing else running (the sweep
+may run as several single-threaded workers, `--threads 1` with `--only` splitting the settings, whose own step
+times are not the machine's).
 Results go to bench/converge.json (kept between calls: finished runs are not redone unless --fresh);
 `python -m frozenbridge.report` puts the table in the README. Needs `dvc repro encode` first.
 """
@@ -27,12 +31,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import yaml
 
 from .atomic import write_text
 from .errors import FrozenbridgeError, run_cli
 from .evaluate import exact_match, run_generation
-from .params import Params, load_params
+from .params import Params, load_params, read_yaml
 from .recipes import STAGE1
 from .rundata import caption_batches, load_split
 from .runtime import setup
@@ -78,7 +81,7 @@ def parse_override(text: str) -> tuple[str, object]:
     if "=" not in text:
         raise FrozenbridgeError(f"--setting: {text!r} is not key=value (e.g. train.lr=2e-3)")
     key, value = text.split("=", 1)
-    return key, yaml.safe_load(value)
+    return key, read_yaml(value)
 
 
 def caption_accuracy(vlm: VLM, test, items: int, cfg) -> float:
@@ -118,6 +121,26 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
             **{f"steps_to_{t}": next((s for s, e in curve if e >= t), None) for t in THRESHOLDS}}
 
 
+def time_step(params: Params, data, lm, device, bf16, steps: int) -> float:
+    """Median seconds of a stage-1 step under `params`, measured alone (the sweep itself may run several workers
+    at once, so its own timings are not the machine's)."""
+    seeds = run_seeds(params.seed, 0)
+    connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
+    vlm = VLM(lm, connector, device, bf16)
+    optimizer = torch.optim.AdamW(connector.parameters(), lr=params.train.lr)
+    batches = caption_batches(data, seeds["captions"], params.train.batch_size)
+    times = []
+    for i in range(steps + 2):  # two warm-up steps
+        start = time.perf_counter()
+        loss = vlm.loss(next(batches), data.feats)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if i >= 2:
+            times.append(time.perf_counter() - start)
+    return round(statistics.median(times), 4)
+
+
 def summarize(runs: list[dict], steps: int) -> dict:
     """Median and worst over seeds; a seed that never reached a threshold counts as beyond `steps` (None)."""
     out = {"seeds": len(runs), "step_seconds": round(statistics.median(r["step_seconds"] for r in runs), 4),
@@ -139,7 +162,7 @@ def format_table(results: dict) -> str:
     lines = [f"{'setting':<40} {'s/step':>7} " + " ".join(f"{'median/worst to ' + str(t) + '%':>22}" for t in THRESHOLDS)
              + "  best exact per seed", "-" * 120]
     for name, entry in results.items():
-        s = entry["summary"]
+        s = {**entry["summary"], "step_seconds": entry.get("step_seconds", entry["summary"]["step_seconds"])}
         cells = []
         for t in THRESHOLDS:
             med, worst = s[f"median_{t}"], s[f"worst_{t}"]
@@ -177,10 +200,13 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=Path("bench/converge.json"))
     ap.add_argument("--fresh", action="store_true", help="redo runs already in --json")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    ap.add_argument("--time-steps", type=int, default=0, metavar="N",
+                    help="only time each setting's step (median of N, this process alone) and record it; run it "
+                         "with nothing else on the machine: the table's seconds come from it")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    raw = yaml.safe_load(Path(args.params).read_text())
+    raw = read_yaml(Path(args.params).read_text())
     load_params(args.params)
     settings = {k: v for k, v in SETTINGS.items() if args.only is None or k in args.only}
     for name, *pairs in args.setting:
@@ -194,6 +220,15 @@ def main() -> None:
     device, bf16, lm = setup(base)
     saved = json.loads(args.json.read_text()) if args.json.is_file() and not args.fresh else {"results": {}}
     results = saved["results"]
+    if args.time_steps:
+        for name, params in checked.items():
+            if name not in results:
+                raise FrozenbridgeError(f"{args.json}: no runs of setting {name!r} to time; run it first")
+            results[name]["step_seconds"] = time_step(params, data, lm, device, bf16, args.time_steps)
+            log.info("%s: %.3f s a step", name, results[name]["step_seconds"])
+            save(args.json, name, results[name], {})
+        print(format_table({k: results[k] for k in checked}))
+        return
     for name, params in checked.items():
         entry = results.get(name)
         if entry is None or entry["overrides"] != settings[name] or entry["steps"] != args.steps:

@@ -6,6 +6,7 @@ Every error names the key, the value and what is allowed, so a typo fails before
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+import re
 from pathlib import Path
 from typing import Any
 
@@ -192,9 +193,9 @@ class ConnectorParams:
     merge: int = 2  # k: each k x k block of neighbouring patches becomes one token (1 = no merge)
     hidden: int | None = None  # width of the MLP's hidden layer; null = the language model's width
     prefix_tokens: int = 1  # tokens made from a pooled vector
-    order: str = "rows"  # image tokens row by row or column by column
+    order: str = "columns"  # image tokens column by column (left to right) or row by row
     norm: bool = False  # LayerNorm on the connector's input
-    positions: bool = False  # a learned vector per image token, added to its output
+    positions: bool = True  # a learned vector per image token, added to its output
     init_scale: float = 1.0  # the last layer's initial weights are multiplied by this
 
     @classmethod
@@ -221,8 +222,8 @@ class TrainParams:
     lr: float = 1e-3
     schedule: str = "constant"  # constant, or cosine decay to a tenth of lr over each phase
     warmup: float = 0.0  # fraction of each phase's steps with a linear warmup from 0
-    stage1_steps: int = 80
-    stage2_steps: int = 40
+    stage1_steps: int = 200
+    stage2_steps: int = 150
     mix_captions: int = 4  # captions added to each stage-2 batch of the caption_qa_mix recipe
     lora_rank: int = 8
     lora_alpha: int = 16
@@ -256,7 +257,7 @@ class TrainParams:
 
 @dataclass(frozen=True)
 class EvaluateParams:
-    items: int = 30  # items per task and test set (captions: pictures; questions: of each type)
+    items: int = 60  # items per task and test set (captions: pictures; questions: of each type)
     batch_size: int = 32
     caption_tokens: int = 28  # most new tokens for a caption
     answer_tokens: int = 4  # most new tokens for an answer
@@ -298,7 +299,7 @@ class Params:
     seed: int = 0
     device: str = "auto"  # auto: $FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU
     replicates: tuple[int, ...] = (0, 1)
-    recipes: tuple[str, ...] = RECIPE_NAMES
+    recipes: tuple[str, ...] = ("caption", "qa", "caption_qa")
     data: DataParams = DataParams()
     vision: VisionParams = VisionParams()
     language: LanguageParams = LanguageParams()
@@ -330,12 +331,27 @@ def check_replicate(params: Params, replicate: int) -> int:
     return replicate
 
 
+class YamlLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, reading `2e-3` as a number as YAML 1.2 (and DVC) do, not as the string '2e-3'."""
+
+
+YamlLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+               r"|[0-9][0-9_]*[eE][-+]?[0-9]+|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN)$"),
+    list("-+0123456789."))
+
+
+def read_yaml(text: str):
+    return yaml.load(text, Loader=YamlLoader)  # noqa: S506 (a SafeLoader)
+
+
 def load_params(path: str | Path = "params.yaml") -> Params:
     path = Path(path)
     if not path.is_file():
         raise FrozenbridgeError(f"{path}: not found; run from the project root (where dvc.yaml is)")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = read_yaml(path.read_text())
     except yaml.YAMLError as err:
         raise FrozenbridgeError(f"{path}: not valid YAML ({err})") from None
     return Params.parse(raw)

@@ -85,6 +85,26 @@ def paired_table(reps: dict, a: str = "qa", b: str = "caption_qa") -> list[str]:
     return rows + [""]
 
 
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+
+
+def repro_time(saved: dict) -> list[str]:
+    """`python -m frozenbridge.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
+    m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
+    steps = saved["training_steps_seconds"]
+    rest = total - steps - c.get("data", 0.0)
+    return [f"**Time** (`python -m frozenbridge.repro_timing`, {m['date']}): `dvc repro` of every stage took "
+            f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine (torch {m['torch']}) whose benchmark "
+            f"step (batch 16 captions, 49 image tokens) takes {saved['benchmark_step_seconds']:.2f} s. Data "
+            f"(generate, encode) {_minutes(c.get('data', 0.0))}; training stages {_minutes(c.get('training', 0.0))}, "
+            f"of which {_minutes(steps)} inside training steps; evaluation {_minutes(c.get('evaluation', 0.0))}; "
+            f"summaries and figures {_minutes(c.get('summaries and figures', 0.0))}. Evaluation and the "
+            f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
+            "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.repro_timing` "
+            "prints it first).", ""]
+
+
 def bench_table(saved: dict) -> list[str]:
     m = saved["machine"]
     rows = [f"Benchmark (`python -m frozenbridge.bench`, {m['mode']} mode, {m['device']}, torch {m['torch']}, "
@@ -118,6 +138,9 @@ def converge_table(saved: dict, params: dict | None) -> list[str]:
             "worst seed to 70%, s | best exact per seed, % |", "|---|---:|---:|---:|---:|---:|---:|"]
     for name, entry in saved["results"].items():
         s = entry["summary"]
+        if "step_seconds" not in entry:
+            continue  # not timed alone yet (python -m frozenbridge.converge --time-steps N)
+        s = {**s, "step_seconds": entry["step_seconds"]}
         worst = s["worst_70"]
         seconds = "—" if worst is None else f"{worst * s['step_seconds']:.0f}"
         mark = " ◀" if params is not None and _matches(entry["overrides"], params) else ""
@@ -152,7 +175,9 @@ def render(metrics: Path) -> str:
         parts += [*paired_table(reps or {}), *reading(scores, controls, reps)]
     for path in sorted((metrics.parent / "bench").glob("*.json")):
         saved = json.loads(path.read_text())
-        if "results" in saved:
+        if "total_seconds" in saved:
+            parts += repro_time(saved)
+        elif "results" in saved:
             params_path = metrics.parent / "params.yaml"
             params = yaml.safe_load(params_path.read_text()) if params_path.is_file() else None
             parts += [*converge_table(saved, params), ""]
