@@ -18,7 +18,8 @@ def test_quick_benchmark_table_is_complete(tmp_path):
     rows = saved["rows"]
     assert saved["machine"]["mode"] == "quick" and saved["machine"]["device"]
     measures = [r["measure"] for r in rows]
-    expected = ["generation", "logits", "precision", "bf16 weights", "embedded encoder", "SigLIP-B/16-sized encoder",
+    expected = ["generation", "logits", "precision", "bf16 weights", "matmul throughput", "embedded encoder",
+                "SigLIP-B/16-sized encoder",
                 "1 image tokens", "16 image tokens", "49 image tokens", "196 image tokens", "encode"]
     for name in expected:
         assert any(name in m for m in measures), f"missing row: {name}"
@@ -40,3 +41,15 @@ def test_gpu_figures_script_runs_at_toy_sizes(tmp_path):
     for name in ("train step", "bf16", "fp32", "memory", "KV cache", "recompute", "encode"):
         assert name in measures
     assert all(r["value"] > 0 and math.isfinite(r["value"]) for r in rows)
+
+
+def test_step_flops_count_matmuls_forward_and_backward():
+    """The throughput row's numerator: matmul FLOPs from the shapes, input gradients included, frozen weights not."""
+    import torch
+
+    from frozenbridge.bench import step_flops
+
+    w = torch.randn(6, 5)  # frozen: no weight gradient is computed
+    x = torch.randn(4, 5, requires_grad=True)
+    assert step_flops(lambda: torch.randn(4, 5) @ torch.randn(5, 6)) == 2 * 4 * 5 * 6
+    assert step_flops(lambda: torch.nn.functional.linear(x, w).sum().backward()) == 2 * (2 * 4 * 5 * 6)

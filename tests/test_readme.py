@@ -51,3 +51,20 @@ def test_reference_study_command_is_valid_params():
     params = Params.parse(raw)
     assert params.replicates == (0, 1, 2) and params.train.stage1_steps == 400 and params.evaluate.items == 100
     assert re.search(r"replicates=\[0,1,2,3,4\]", text)
+
+
+def test_reading_counts_replicates_ahead_and_behind():
+    from frozenbridge.reading import paired_sentence, stage1_sentence
+
+    reps = {"qa": {"heldout": {"binding": {"0": {"right": 40.0}, "1": {"right": 50.0}, "2": {"right": 30.0}}}},
+            "caption_qa": {"heldout": {"binding": {"0": {"right": 70.0}, "1": {"right": 50.0}, "2": {"right": 20.0}}}}}
+    text = paired_sentence(reps)
+    assert "caption_qa ahead in 1, behind in 1, tied in 1 of 3 replicates" in text
+    assert "replicate 0: 40 vs 70" in text
+    assert paired_sentence({"qa": {}}) is None
+    cell = {"right": {"median": 75.0, "min": 70.0, "max": 80.0}}
+    scores = {"caption": {t: {"caption": cell} for t in ("seen", "heldout")}}
+    zero = {"median": 0.0, "min": 0.0, "max": 0.0}
+    controls = {"caption": {t: {"caption": {"blank": zero, "wrong": {**zero, "max": 3.33}, "none": zero}}
+                            for t in ("seen", "heldout")}}
+    assert "no replicate gets more than 3.33% right" in stage1_sentence(scores, controls)

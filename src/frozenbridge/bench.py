@@ -4,10 +4,11 @@
     python -m frozenbridge.bench --quick    # the same table in under a minute (smaller batches, fewer repeats)
 
 Rows: cached vs recompute generation (20 new tokens, batch 32); target-only vs full-vocabulary logits; bf16
-vs fp32 training step, and bf16 weights cast once vs autocast alone; a step from cached features vs encoding the
-pictures inside the step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak
-memory as image tokens grow (1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never
-asserted.
+vs fp32 training step, and bf16 weights cast once vs autocast alone; the step's matmul throughput (FLOPs counted
+from the shapes) as a fraction of this machine's own matmul throughput; every decoder layer compiled by inductor
+vs eager (full mode only: compiling takes a while); a step from cached features vs encoding the pictures inside the
+step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens
+grow (1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never asserted.
 """
 
 from __future__ import annotations

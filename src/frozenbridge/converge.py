@@ -1,14 +1,15 @@
 """How fast stage 1 learns to caption: steps and seconds to 50% and 70% exact captions, per setting and seed.
 
     python -m frozenbridge.converge                        # every setting in SETTINGS, seeds 0 1 2 (hours on a CPU)
-    python -m frozenbridge.converge --only default "lr 2e-3"
+    python -m frozenbridge.converge --only columns "columns, lr 2e-3" --seeds 0 1 2 3 4
     python -m frozenbridge.converge --setting mine train.lr=3e-3 connector.order=columns
     python -m frozenbridge.converge --time-steps 8         # then time each setting's step, alone on the machine
 
 A setting is a set of params.yaml overrides (dotted keys). For every seed (a run's replicate index, so seed r is
 the pipeline's replicate r: its initial connector and caption order) stage 1 is trained from scratch on the cached
 training features, and every `--every` steps the captions of the first `--items` seen-pair test pictures are
-written greedily and scored by exact match. A run stops at `--steps` or once it reaches the highest threshold.
+written greedily and scored by exact match. A run stops at `--steps` or once it reaches the highest threshold. A
+decaying schedule runs over the setting's `train.stage1_steps`, as in the pipeline, and stays at its floor after.
 The table gives, per setting, the median and the worst seed: what a default must be judged on is the worst.
 Seconds are steps times the setting's step time measured by `--time-steps` with nothing else running (the sweep
 may run as several single-threaded workers, `--threads 1` with `--only` splitting the settings, whose own step
@@ -90,14 +91,17 @@ def caption_accuracy(vlm: VLM, test, items: int, cfg) -> float:
     return 100.0 * sum(exact_match(p, r.target) for p, r in zip(preds, rows)) / len(rows)
 
 
-def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int, every: int, items: int) -> dict:
-    """Stage 1 from scratch for one seed; exact captions every `every` steps."""
+def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int, every: int, items: int,
+            heldout=None, stop: bool = True) -> dict:
+    """Stage 1 from scratch for one seed; exact captions every `every` steps (also of held-out-pair pictures when
+    `heldout` is given); stops at the highest threshold when `stop`."""
     seeds = run_seeds(params.seed, seed)
     connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
     vlm = VLM(lm, connector, device, bf16)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=params.train.lr)
     batches = caption_batches(data, seeds["captions"], params.train.batch_size)
     curve: list[tuple[int, float]] = []
+    heldout_curve: list[tuple[int, float]] = []
     history: list = []
     clock = {"train": 0.0, "start": time.perf_counter()}
 
@@ -107,16 +111,20 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
         clock["train"] += time.perf_counter() - clock["start"]
         connector.eval()
         exact = caption_accuracy(vlm, test, items, params.evaluate)
-        connector.train()
         curve.append((step, round(exact, 2)))
-        log.info("seed %d step %d: loss %.3f, exact captions %.1f%%", seed, step, history[-1][2], exact)
+        if heldout is not None:
+            heldout_curve.append((step, round(caption_accuracy(vlm, heldout, items, params.evaluate), 2)))
+        connector.train()
+        log.info("seed %d step %d: loss %.3f, exact captions %.1f%%%s", seed, step, history[-1][2], exact,
+                 f" (held-out pairs {heldout_curve[-1][1]:.1f}%)" if heldout is not None else "")
         clock["start"] = time.perf_counter()
-        return exact >= max(THRESHOLDS)
+        return stop and exact >= max(THRESHOLDS)
 
     train_phase(vlm, data, STAGE1, steps, batches, optimizer, history, f"seed {seed}", after_step=after_step,
-                schedule=(params.train.schedule, params.train.warmup))
+                schedule=(params.train.schedule, params.train.warmup), schedule_steps=params.train.stage1_steps)
     done = len(history)
-    return {"seed": seed, "curve": curve, "steps_run": done, "step_seconds": round(clock["train"] / done, 4),
+    return {"seed": seed, "curve": curve, **({"heldout_curve": heldout_curve} if heldout is not None else {}),
+            "steps_run": done, "step_seconds": round(clock["train"] / done, 4),
             "final_loss": round(history[-1][2], 4),
             **{f"steps_to_{t}": next((s for s, e in curve if e >= t), None) for t in THRESHOLDS}}
 
@@ -200,6 +208,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, default=Path("bench/converge.json"))
     ap.add_argument("--fresh", action="store_true", help="redo runs already in --json")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    ap.add_argument("--heldout", action="store_true",
+                    help="also caption the first --items held-out-pair test pictures at every evaluation")
+    ap.add_argument("--no-stop", action="store_true", help="train every seed for --steps, past the thresholds")
     ap.add_argument("--time-steps", type=int, default=0, metavar="N",
                     help="only time each setting's step (median of N, this process alone) and record it; run it "
                          "with nothing else on the machine: the table's seconds come from it")
@@ -217,6 +228,8 @@ def main() -> None:
     base = next(iter(checked.values()))
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", base.vision)
     test = load_split("test_seen", Path(args.data) / "shapes", Path(args.data) / "features", base.vision)
+    heldout = load_split("test_heldout", Path(args.data) / "shapes", Path(args.data) / "features",
+                         base.vision) if args.heldout else None
     device, bf16, lm = setup(base)
     saved = json.loads(args.json.read_text()) if args.json.is_file() and not args.fresh else {"results": {}}
     results = saved["results"]
@@ -231,8 +244,9 @@ def main() -> None:
         return
     for name, params in checked.items():
         entry = results.get(name)
-        if entry is None or entry["overrides"] != settings[name] or entry["steps"] != args.steps:
-            entry = {"overrides": settings[name], "steps": args.steps, "runs": []}
+        mode = {"steps": args.steps, "heldout": args.heldout, "stop": not args.no_stop}
+        if entry is None or entry["overrides"] != settings[name] or any(entry.get(k, v) != v for k, v in mode.items()):
+            entry = {"overrides": settings[name], **mode, "runs": []}
         for seed in args.seeds:
             if any(r["seed"] == seed for r in entry["runs"]):
                 continue
@@ -240,7 +254,7 @@ def main() -> None:
             torch.manual_seed(0)
             np.random.seed(0)
             entry["runs"].append(run_one(params, seed, data, test, lm, device, bf16, args.steps, args.every,
-                                         args.items))
+                                         args.items, heldout, stop=not args.no_stop))
             entry["runs"].sort(key=lambda r: r["seed"])
             entry["summary"] = summarize(entry["runs"], args.steps)
             results[name] = entry

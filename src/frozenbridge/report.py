@@ -10,8 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
+from .params import read_yaml
 from .reading import reading
 
 START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
@@ -150,6 +149,27 @@ def converge_table(saved: dict, params: dict | None) -> list[str]:
     return rows
 
 
+def heldout_curve_table(saved: dict) -> list[str]:
+    """`converge --heldout --no-stop`: seen- and held-out-pair exact captions against stage-1 steps, per seed."""
+    rows: list[str] = []
+    for name, entry in saved["results"].items():
+        runs = [r for r in entry["runs"] if "heldout_curve" in r]
+        if not runs:
+            continue
+        seeds = ", ".join(str(r["seed"]) for r in runs)
+        rows += [f"Exact captions against stage-1 steps, setting \"{name}\", seeds {seeds} "
+                 f"(`python -m frozenbridge.converge --heldout --no-stop`; {saved['items']} pictures of each test set):",
+                 "", "| stage-1 steps | seen pairs, % (per seed) | held-out pairs, % (per seed) |", "|---:|---:|---:|"]
+        steps = sorted({s for r in runs for s, _ in r["curve"]})
+        for step in steps:
+            seen = [dict(r["curve"]).get(step) for r in runs]
+            held = [dict(r["heldout_curve"]).get(step) for r in runs]
+            fmt = lambda vals: ", ".join("—" if v is None else f"{v:g}" for v in vals)  # noqa: E731
+            rows.append(f"| {step} | {fmt(seen)} | {fmt(held)} |")
+        rows.append("")
+    return rows
+
+
 def _matches(overrides: dict, params: dict) -> bool:
     def get(key: str):
         node = params
@@ -173,15 +193,18 @@ def render(metrics: Path) -> str:
                   *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
         reps = _load(metrics / "replicates.json")
         parts += [*paired_table(reps or {}), *reading(scores, controls, reps)]
-    for path in sorted((metrics.parent / "bench").glob("*.json")):
-        saved = json.loads(path.read_text())
-        if "total_seconds" in saved:
-            parts += repro_time(saved)
-        elif "results" in saved:
-            params_path = metrics.parent / "params.yaml"
-            params = yaml.safe_load(params_path.read_text()) if params_path.is_file() else None
-            parts += [*converge_table(saved, params), ""]
-        else:
+    bench = metrics.parent / "bench"
+    if (repro := _load(bench / "repro.json")) is not None:
+        parts += repro_time(repro)
+    params_path = metrics.parent / "params.yaml"
+    params = read_yaml(params_path.read_text()) if params_path.is_file() else None
+    if (converge := _load(bench / "converge.json")) is not None:
+        parts += [*converge_table(converge, params), ""]
+    if (frontier := _load(bench / "converge-heldout.json")) is not None:
+        parts += heldout_curve_table(frontier)
+    for path in sorted(bench.glob("*.json")):
+        if path.name not in ("repro.json", "converge.json", "converge-heldout.json"):
+            saved = json.loads(path.read_text())
             parts += [*(gpu_table(saved) if "models" in saved["machine"] else bench_table(saved)), ""]
     return "\n".join([START, *parts, END])
 

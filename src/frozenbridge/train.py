@@ -107,20 +107,22 @@ def lr_factor(step: int, steps: int, schedule: str, warmup: float) -> float:
         return (step + 1) / (warm + 1)
     if schedule == "constant":
         return 1.0
-    progress = (step - warm) / max(1, steps - warm)
+    progress = min(1.0, (step - warm) / max(1, steps - warm))  # past the phase's end: stays at a tenth
     return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 def train_phase(vlm: VLM, data: SplitData, phase: Phase, steps: int, batches, optimizer, history: list,
-                run: str, done: int = 0, after_step=None, schedule: tuple[str, float] = ("constant", 0.0)) -> None:
+                run: str, done: int = 0, after_step=None, schedule: tuple[str, float] = ("constant", 0.0),
+                schedule_steps: int | None = None) -> None:
     """Steps `done`..`steps` of one phase (`done` > 0 when resuming); `after_step(n)` runs after step n and
-    stops the phase early when it returns True."""
+    stops the phase early when it returns True. The learning rate follows `schedule` over `schedule_steps`
+    (default: the phase's steps)."""
     start = len(history) - done  # global step count before this phase
     for group in optimizer.param_groups:
         group.setdefault("base_lr", group["lr"])
     for step in tqdm(range(done, steps), desc=f"{run} {phase.data}", unit="step", initial=done, total=steps):
         for group in optimizer.param_groups:
-            group["lr"] = group["base_lr"] * lr_factor(step, steps, *schedule)
+            group["lr"] = group["base_lr"] * lr_factor(step, schedule_steps or steps, *schedule)
         loss = vlm.loss(next(batches), data.feats)
         if not torch.isfinite(loss):
             raise FrozenbridgeError(f"{run}: loss is {loss.item()} at step {start + step + 1}; stopped, no metrics "
