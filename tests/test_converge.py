@@ -3,6 +3,8 @@ summary judges a setting by its worst seed (a seed that never got there is worse
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -56,3 +58,16 @@ def test_run_one_trains_and_scores_captions(tiny_models):
     assert [s for s, _ in out["curve"]] == [2, 4] and out["steps_run"] == 4
     assert all(0 <= e <= 100 for _, e in out["curve"]) and out["step_seconds"] > 0
     assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())  # the LM stayed frozen
+
+
+def test_workers_sharing_a_setting_keep_each_others_seeds(tmp_path):
+    from frozenbridge.converge import save
+
+    path = tmp_path / "converge.json"
+    mode = {"overrides": {"train.lr": 0.001}, "steps": 75, "heldout": False, "stop": True}
+    for r in (run(1, [(25, 52)]), run(0, [(25, 10), (50, 55)])):  # each worker knows only its own seed
+        save(path, "a", {**mode, "runs": [r], "summary": summarize([r], 75)}, {"items": 6})
+    saved = json.loads(path.read_text())["results"]["a"]
+    assert [r["seed"] for r in saved["runs"]] == [0, 1] and saved["summary"]["worst_50"] == 50
+    save(path, "a", {**mode, "steps": 100, "runs": [run(2, [(25, 0)])], "summary": {}}, {})  # other mode: replaced
+    assert [r["seed"] for r in json.loads(path.read_text())["results"]["a"]["runs"]] == [2]

@@ -48,8 +48,9 @@ def test_shipped_params_parse_to_the_defaults():
     ({"connector": {"order": "diagonal"}}, "connector.order = 'diagonal' is not allowed; expected one of ['rows'"),
     ({"connector": {"positions": "yes"}}, "connector.positions = 'yes' is not allowed; expected true or false"),
     ({"connector": {"init_scale": 0}}, "connector.init_scale = 0 is not allowed; expected a number in (0, 10]"),
-    ({"train": {"schedule": "linear"}}, "train.schedule = 'linear' is not allowed; expected one of ['constant'"),
-    ({"train": {"warmup": 1.5}}, "train.warmup = 1.5 is not allowed; expected a number in [0, 1)"),
+    ({"train": {"stage2_schedule": "linear"}}, "train.stage2_schedule = 'linear' is not allowed; expected one of ['constant'"),
+    ({"train": {"stage1_warmup": 1.5}}, "train.stage1_warmup = 1.5 is not allowed; expected a number in [0, 1)"),
+    ({"train": {"compile": "auto"}}, "train.compile = 'auto' is not allowed; expected true or false"),
 ])
 def test_bad_params_name_the_key(tmp_path, patch, message):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())

@@ -13,7 +13,7 @@ from frozenbridge.backbones import load_language
 from frozenbridge.connector import Connector
 from frozenbridge.errors import FrozenbridgeError
 from frozenbridge.params import LanguageParams
-from frozenbridge.precision import DEVICE_ENV, pick_device, prepare_frozen
+from frozenbridge.precision import DEVICE_ENV, compile_layers, pick_device, prepare_frozen
 from frozenbridge.rundata import question_batches
 from frozenbridge.vlm import VLM
 
@@ -46,6 +46,20 @@ def test_bf16_and_fp32_give_the_same_loss_on_a_fixed_batch():
     assert loss16 == pytest.approx(loss32, rel=LOSS_RTOL)
     assert torch.nn.functional.cosine_similarity(grad16, grad32, dim=0) > GRAD_COSINE
     assert grad16.dtype == torch.float32  # the connector stays fp32
+
+
+def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
+    """train.compile: each decoder layer compiled by inductor computes what the eager layers do."""
+    eager = load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+    compiled = copy.copy(eager)
+    compiled.model = copy.deepcopy(eager.model)
+    assert compile_layers(compiled.model) == len(compiled.model.get_decoder().layers) > 0
+    data = tiny_split()
+    items = next(question_batches(data, np.random.SeedSequence(0), 8))
+    loss_e, grad_e = loss_and_grad(eager, False, data, items)
+    loss_c, grad_c = loss_and_grad(compiled, False, data, items)
+    assert loss_c == pytest.approx(loss_e, rel=1e-4)
+    assert torch.allclose(grad_c, grad_e, rtol=1e-3, atol=1e-6)
 
 
 def test_device_param_then_env_then_hardware(monkeypatch):

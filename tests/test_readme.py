@@ -68,3 +68,21 @@ def test_reading_counts_replicates_ahead_and_behind():
     controls = {"caption": {t: {"caption": {"blank": zero, "wrong": {**zero, "max": 3.33}, "none": zero}}
                             for t in ("seen", "heldout")}}
     assert "no replicate gets more than 3.33% right" in stage1_sentence(scores, controls)
+
+
+def test_convergence_table_marks_the_default_and_names_what_beat_it():
+    from frozenbridge.report import converge_table
+
+    def entry(lr, worst70, step_seconds):
+        return {"overrides": {"train.lr": lr}, "steps": 400, "step_seconds": step_seconds,
+                "summary": {"seeds": 3, "median_50": 100, "worst_50": 150, "median_70": worst70,
+                            "worst_70": worst70, "best_exact": [70, 71, 72]}}
+    saved = {"items": 60, "every": 25, "results": {
+        "lr 1e-3": entry(0.001, 200, 1.0), "lr 2e-3": entry(0.002, 300, 0.5), "lr 3e-3": entry(0.003, None, 1.0),
+        "untimed": {"overrides": {"train.lr": 0.004}, "steps": 400, "summary": {}}}}
+    rows = converge_table(saved, {"train": {"lr": 0.001}})
+    assert any(r.startswith("| lr 1e-3 ◀ | 3 | 1.00 | 100 / 150 | 200 / 200 | 200 |") for r in rows)
+    assert any(r.startswith("| lr 3e-3 | 3 | 1.00 | 100 / 150 | never / never | — |") for r in rows)
+    assert not any("untimed" in r for r in rows)
+    assert rows[-1] == ("On the worst seed's seconds to 70% the marked setting (200 s) was beaten by lr 2e-3 (150 s); "
+                        "slower or never there: lr 3e-3.")

@@ -105,6 +105,17 @@ def test_learning_rate_schedule():
     assert all(a >= b for a, b in zip(warm[10:], warm[11:]))  # then a monotone decay to a tenth
 
 
+def test_questions_after_captions_have_their_own_schedule():
+    from frozenbridge.params import TrainParams
+    from frozenbridge.recipes import RECIPES, STAGE1
+
+    p = TrainParams(stage1_schedule="constant", stage1_warmup=0.0, stage2_schedule="cosine", stage2_warmup=0.2)
+    assert STAGE1.schedule(p) == ("constant", 0.0)
+    assert RECIPES["qa"].phases[0].schedule(p) == ("constant", 0.0)  # from a random connector, like stage 1
+    for name in ("caption_qa", "caption_qa_lora", "caption_qa_mix"):
+        assert RECIPES[name].phases[0].schedule(p) == ("cosine", 0.2)
+
+
 def test_exact_match_gap_and_percent():
     assert exact_match("  a red square \n", "a red square") and not exact_match("a red square.", "a red square")
     assert not exact_match("Red", "red")

@@ -47,18 +47,19 @@ log = logging.getLogger("frozenbridge.converge")
 THRESHOLDS = (50, 70)
 
 # Every setting names all the knobs tried, so a row means the same whatever params.yaml holds today.
-BEFORE = {"train.lr": 1e-3, "train.schedule": "constant", "train.warmup": 0.0, "train.batch_size": 16,
+BEFORE = {"train.lr": 1e-3, "train.stage1_schedule": "constant", "train.stage1_warmup": 0.0, "train.batch_size": 16,
           "connector.merge": 2, "connector.order": "rows", "connector.norm": False, "connector.positions": False,
           "connector.init_scale": 1.0}
 COLUMNS = {**BEFORE, "connector.order": "columns"}
+MODE_KEYS = ("steps", "heldout", "stop")  # how a setting's runs were made: runs made otherwise are redone
 SETTINGS: dict[str, dict] = {
     "before (rows, lr 1e-3)": BEFORE,
     "rows + learned positions": {**BEFORE, "connector.positions": True},
     "columns": COLUMNS,
     "columns + learned positions": {**COLUMNS, "connector.positions": True},
     "columns, lr 2e-3": {**COLUMNS, "train.lr": 2e-3},
-    "columns, lr 2e-3, warmup 5% + cosine": {**COLUMNS, "train.lr": 2e-3, "train.schedule": "cosine",
-                                             "train.warmup": 0.05},
+    "columns, lr 2e-3, warmup 5% + cosine": {**COLUMNS, "train.lr": 2e-3, "train.stage1_schedule": "cosine",
+                                             "train.stage1_warmup": 0.05},
     "columns, last layer x0.1 at init": {**COLUMNS, "connector.init_scale": 0.1},
     "columns, LayerNorm on features": {**COLUMNS, "connector.norm": True},
     "columns, batch 8": {**COLUMNS, "train.batch_size": 8},
@@ -121,7 +122,7 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
         return stop and exact >= max(THRESHOLDS)
 
     train_phase(vlm, data, STAGE1, steps, batches, optimizer, history, f"seed {seed}", after_step=after_step,
-                schedule=(params.train.schedule, params.train.warmup), schedule_steps=params.train.stage1_steps)
+                schedule=STAGE1.schedule(params.train), schedule_steps=params.train.stage1_steps)
     done = len(history)
     return {"seed": seed, "curve": curve, **({"heldout_curve": heldout_curve} if heldout is not None else {}),
             "steps_run": done, "step_seconds": round(clock["train"] / done, 4),
@@ -188,6 +189,12 @@ def save(path: Path, name: str, entry: dict, header: dict) -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         saved = json.loads(path.read_text()) if path.is_file() else {"results": {}}
         saved.update(header)
+        theirs = saved["results"].get(name)
+        if theirs is not None and all(theirs.get(k) == entry.get(k) for k in ("overrides", *MODE_KEYS)):
+            mine = {r["seed"] for r in entry["runs"]}  # another worker's seeds of the same setting stay
+            entry["runs"] = sorted(entry["runs"] + [r for r in theirs["runs"] if r["seed"] not in mine],
+                                   key=lambda r: r["seed"])
+            entry["summary"] = summarize(entry["runs"], entry["steps"])
         saved["results"][name] = entry
         known = [k for k in SETTINGS if k in saved["results"]]  # the table follows SETTINGS, extras after
         saved["results"] = {k: saved["results"][k] for k in known + [k for k in saved["results"] if k not in known]}
@@ -244,7 +251,7 @@ def main() -> None:
         return
     for name, params in checked.items():
         entry = results.get(name)
-        mode = {"steps": args.steps, "heldout": args.heldout, "stop": not args.no_stop}
+        mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop)))
         if entry is None or entry["overrides"] != settings[name] or any(entry.get(k, v) != v for k, v in mode.items()):
             entry = {"overrides": settings[name], **mode, "runs": []}
         for seed in args.seeds:

@@ -182,6 +182,12 @@ def _choice(value: Any, key: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _bool(value: Any, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(key, value, "true or false")
+    return value
+
+
 def _fraction(value: Any, key: str) -> float:
     if not _number(value, float) or not 0 <= value < 1:
         raise _fail(key, value, "a number in [0, 1)")
@@ -206,13 +212,11 @@ class ConnectorParams:
         hidden = get("hidden")
         if get("order") not in ORDERS:
             raise _fail("connector.order", get("order"), f"one of {list(ORDERS)}")
-        for key in ("norm", "positions"):
-            if not isinstance(get(key), bool):
-                raise _fail(f"connector.{key}", get(key), "true or false")
         return cls(merge=_int(get("merge"), "connector.merge"),
                    hidden=None if hidden is None else _int(hidden, "connector.hidden"),
                    prefix_tokens=_int(get("prefix_tokens"), "connector.prefix_tokens"),
-                   order=get("order"), norm=get("norm"), positions=get("positions"),
+                   order=get("order"), norm=_bool(get("norm"), "connector.norm"),
+                   positions=_bool(get("positions"), "connector.positions"),
                    init_scale=_float(get("init_scale"), "connector.init_scale", 0, 10))
 
 
@@ -220,8 +224,12 @@ class ConnectorParams:
 class TrainParams:
     batch_size: int = 16
     lr: float = 1e-3
-    schedule: str = "constant"  # constant, or cosine decay to a tenth of lr over each phase
-    warmup: float = 0.0  # fraction of each phase's steps with a linear warmup from 0
+    # learning-rate schedules: stage 1 and qa (phases that start from a random connector), then the question phase
+    # that follows captions; constant, or cosine decay to a tenth of lr, after a linear warmup over a fraction
+    stage1_schedule: str = "constant"
+    stage1_warmup: float = 0.0
+    stage2_schedule: str = "cosine"
+    stage2_warmup: float = 0.1
     stage1_steps: int = 200
     stage2_steps: int = 150
     mix_captions: int = 4  # captions added to each stage-2 batch of the caption_qa_mix recipe
@@ -230,6 +238,7 @@ class TrainParams:
     lora_lr: float = 1e-4
     precision: str = "auto"  # auto: bf16 where the hardware has it (CPU bf16 instructions, CUDA), else fp32
     checkpoint_every: int = 20  # steps between checkpoints (0 = none); a killed run resumes from the last one
+    compile: bool = False  # torch.compile each decoder layer of the frozen model for training (needs a C++ compiler)
 
     @classmethod
     def parse(cls, raw: Any) -> "TrainParams":
@@ -242,8 +251,10 @@ class TrainParams:
         return cls(
             batch_size=_int(get("batch_size"), "train.batch_size"),
             lr=_float(get("lr"), "train.lr", 0, 1),
-            schedule=_choice(get("schedule"), "train.schedule", SCHEDULES),
-            warmup=_fraction(get("warmup"), "train.warmup"),
+            stage1_schedule=_choice(get("stage1_schedule"), "train.stage1_schedule", SCHEDULES),
+            stage1_warmup=_fraction(get("stage1_warmup"), "train.stage1_warmup"),
+            stage2_schedule=_choice(get("stage2_schedule"), "train.stage2_schedule", SCHEDULES),
+            stage2_warmup=_fraction(get("stage2_warmup"), "train.stage2_warmup"),
             stage1_steps=_int(get("stage1_steps"), "train.stage1_steps"),
             stage2_steps=_int(get("stage2_steps"), "train.stage2_steps"),
             mix_captions=_int(get("mix_captions"), "train.mix_captions"),
@@ -252,6 +263,7 @@ class TrainParams:
             lora_lr=_float(get("lora_lr"), "train.lora_lr", 0, 1),
             precision=precision,
             checkpoint_every=_int(get("checkpoint_every"), "train.checkpoint_every", minimum=0),
+            compile=_bool(get("compile"), "train.compile"),
         )
 
 

@@ -19,6 +19,13 @@ class Phase:
     def n_steps(self, p: TrainParams) -> int:
         return {"stage1": p.stage1_steps, "stage2": p.stage2_steps, "both": p.stage1_steps + p.stage2_steps}[self.steps]
 
+    def schedule(self, p: TrainParams) -> tuple[str, float]:
+        """(schedule, warmup): the question phase after captions has its own; phases from a random connector (stage
+        1, and qa's single phase) follow stage 1's."""
+        if self.steps == "stage2":
+            return p.stage2_schedule, p.stage2_warmup
+        return p.stage1_schedule, p.stage1_warmup
+
 
 @dataclass(frozen=True)
 class Recipe:

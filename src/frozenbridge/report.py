@@ -146,7 +146,25 @@ def converge_table(saved: dict, params: dict | None) -> list[str]:
         rows.append(f"| {name}{mark} | {s['seeds']} | {s['step_seconds']:.2f} | {_steps(s['median_50'])} / "
                     f"{_steps(s['worst_50'])} | {_steps(s['median_70'])} / {_steps(worst)} | {seconds} | "
                     f"{', '.join(f'{e:g}' for e in s['best_exact'])} (of {entry['steps']} steps) |")
-    return rows
+    return rows + ([] if params is None else _against_default(saved["results"], params))
+
+
+def _worst_seconds(entry: dict) -> float:
+    worst = entry["summary"]["worst_70"]
+    return float("inf") if worst is None else worst * entry["step_seconds"]
+
+
+def _against_default(results: dict, params: dict) -> list[str]:
+    """One generated line: which settings beat the marked one on the worst seed's seconds to 70%, and which lost."""
+    timed = {k: e for k, e in results.items() if "step_seconds" in e}
+    default = next((k for k, e in timed.items() if _matches(e["overrides"], params)), None)
+    if default is None:
+        return []
+    mine = _worst_seconds(timed[default])
+    faster = [f"{k} ({_worst_seconds(e):.0f} s)" for k, e in timed.items() if _worst_seconds(e) < mine]
+    slower = [k for k, e in timed.items() if k != default and _worst_seconds(e) >= mine]
+    return ["", f"On the worst seed's seconds to 70% the marked setting ({mine:.0f} s) was beaten by "
+            f"{', '.join(faster) or 'none'}; slower or never there: {', '.join(slower) or 'none'}."]
 
 
 def heldout_curve_table(saved: dict) -> list[str]:

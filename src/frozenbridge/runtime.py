@@ -11,7 +11,7 @@ import torch
 
 from .backbones import LanguageModel, load_language
 from .params import Params, check_replicate, load_params
-from .precision import describe, pick_device, prepare_frozen, use_bf16
+from .precision import compile_layers, describe, pick_device, prepare_frozen, use_bf16
 from .rundata import SplitData, load_split
 
 log = logging.getLogger("frozenbridge")
@@ -41,4 +41,8 @@ def start_training(args) -> tuple[Params, SplitData, torch.device, bool, Languag
     params = load_params(args.params)
     check_replicate(params, args.replicate)
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
-    return (params, data, *setup(params))
+    device, bf16, lm = setup(params)
+    if params.train.compile:
+        log.info("train.compile: %d decoder layers compiled (the first step compiles them)",
+                 compile_layers(lm.model))
+    return params, data, device, bf16, lm

@@ -175,7 +175,7 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             if checkpoints.due(len(history)):
                 checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
         train_phase(vlm, data, phase, phase.n_steps(params.train), batches, optimizer, history, run, done, after_step,
-                    (params.train.schedule, params.train.warmup))
+                    phase.schedule(params.train))
     return peft_model
 
 

@@ -40,7 +40,10 @@ class VLM(nn.Module):
         batch, embeds, mask = self.inputs(items, feats, with_target=True, left_pad=False)
         model = self.lm.model
         with autocast(self.device, self.bf16):
-            hidden = model.get_decoder()(inputs_embeds=embeds, attention_mask=mask).last_hidden_state
+            # use_cache=False: training needs no KV cache (and a cache object in the call makes compiled layers
+            # recompile at every step)
+            hidden = model.get_decoder()(inputs_embeds=embeds, attention_mask=mask,
+                                         use_cache=False).last_hidden_state
         labels = batch.labels[:, 1:].to(self.device)  # position t predicts token t + 1
         where = labels != IGNORE
         with autocast(self.device, self.bf16):
