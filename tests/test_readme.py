@@ -81,8 +81,23 @@ def test_convergence_table_marks_the_default_and_names_what_beat_it():
         "lr 1e-3": entry(0.001, 200, 1.0), "lr 2e-3": entry(0.002, 300, 0.5), "lr 3e-3": entry(0.003, None, 1.0),
         "untimed": {"overrides": {"train.lr": 0.004}, "steps": 400, "summary": {}}}}
     rows = converge_table(saved, {"train": {"lr": 0.001}})
-    assert any(r.startswith("| lr 1e-3 ◀ | 3 | 1.00 | 100 / 150 | 200 / 200 | 200 |") for r in rows)
-    assert any(r.startswith("| lr 3e-3 | 3 | 1.00 | 100 / 150 | never / never | — |") for r in rows)
+    assert any(r.startswith("| lr 1e-3 ◀ | 3 | 1.00 | 100 / 150 (100 / 150) | 200 / 200 (200 / 200) |") for r in rows)
+    assert any(r.startswith("| lr 2e-3 | 3 | 0.50 | 100 / 150 (50 / 75) | 300 / 300 (150 / 150) |") for r in rows)
+    assert any(r.startswith("| lr 3e-3 | 3 | 1.00 | 100 / 150 (100 / 150) | never / never (— / —) |") for r in rows)
     assert not any("untimed" in r for r in rows)
-    assert rows[-1] == ("On the worst seed's seconds to 70% the marked setting (200 s) was beaten by lr 2e-3 (150 s); "
-                        "slower or never there: lr 3e-3.")
+    assert rows[-1] == ("On the worst seed's seconds to 70%, against the marked setting (200 s): faster by more than 5%: "
+                        "lr 2e-3 (150 s); within 5%: none; slower or never there: lr 3e-3.")
+
+
+def test_time_paragraph_names_the_machine_and_both_step_readings():
+    from frozenbridge.report import repro_time
+
+    saved = {"machine": {"cpu": "2 cores, x86_64", "device": "cpu", "torch": "2.13.0+cpu", "date": "2026-11-30"},
+             "benchmark_step_seconds": 1.2, "total_seconds": 1500.0, "training_steps_seconds": 1200.0,
+             "categories": {"data": 60.0, "training": 1300.0, "evaluation": 120.0, "summaries and figures": 20.0},
+             "stage_count": 14}
+    text = repro_time(saved)[0]
+    assert "**25 min 00 s** on a 2 cores, x86_64 CPU machine" in text
+    assert "takes" not in text and "took 1.20 s." in text and "start-ups together" in text and "16%" in text
+    text = repro_time({**saved, "benchmark_step_after_seconds": 1.0})[0]
+    assert "took 1.20 s before the run and 1.00 s after it." in text

@@ -168,15 +168,17 @@ def _median_or_none(ranked: list) -> float | None:
 
 
 def format_table(results: dict) -> str:
-    lines = [f"{'setting':<40} {'s/step':>7} " + " ".join(f"{'median/worst to ' + str(t) + '%':>22}" for t in THRESHOLDS)
-             + "  best exact per seed", "-" * 120]
+    """Steps, then seconds (steps x s/step), to each threshold: median / worst seed; — = not within the steps."""
+    lines = [f"{'setting':<40} {'s/step':>7} " + " ".join(f"{'median/worst to ' + str(t) + '%: steps (s)':>30}"
+                                                         for t in THRESHOLDS) + "  best exact per seed", "-" * 136]
     for name, entry in results.items():
         s = {**entry["summary"], "step_seconds": entry.get("step_seconds", entry["summary"]["step_seconds"])}
         cells = []
         for t in THRESHOLDS:
             med, worst = s[f"median_{t}"], s[f"worst_{t}"]
             fmt = lambda v: "—" if v is None else f"{v:g}"  # noqa: E731
-            cells.append(f"{fmt(med) + ' / ' + fmt(worst):>22}")
+            sec = lambda v: "—" if v is None else f"{v * s['step_seconds']:.0f}"  # noqa: E731
+            cells.append(f"{fmt(med) + ' / ' + fmt(worst) + ' (' + sec(med) + ' / ' + sec(worst) + ')':>30}")
         lines.append(f"{name:<40} {s['step_seconds']:>7.2f} " + " ".join(cells) + "  " +
                      ", ".join(f"{e:g}" for e in s["best_exact"]))
     return "\n".join(lines)
