@@ -62,6 +62,31 @@ def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
     assert torch.allclose(grad_c, grad_e, rtol=1e-3, atol=1e-6)
 
 
+@pytest.fixture(scope="module")
+def layernorm_lms(tmp_path_factory):
+    from frozenbridge.tiny import LAYERNORM_FAMILIES, build_layernorm_lm
+
+    root = tmp_path_factory.mktemp("layernorm_lms")
+    for family in LAYERNORM_FAMILIES:
+        build_layernorm_lm(root / family, family)
+    return root
+
+
+@pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
+@pytest.mark.parametrize("family", ["gpt2", "opt", "gpt_neox", "phi"])
+def test_layernorm_language_models_train_and_decode(layernorm_lms, family, bf16):
+    """LayerNorm families under bf16 on CPU used to stop at "mixed dtype (CPU)"; their norms now stay fp32."""
+    lm = load_language(LanguageParams(name=str(layernorm_lms / family)))
+    prepare_frozen(lm.model, CPU, bf16)
+    data = tiny_split()
+    items = next(question_batches(data, np.random.SeedSequence(0), 4))
+    loss, grad = loss_and_grad(lm, bf16, data, items)
+    assert np.isfinite(loss) and grad.abs().sum() > 0 and grad.dtype == torch.float32
+    torch.manual_seed(0)
+    vlm = VLM(lm, Connector([4, 4, 32], lm.width, merge=2), CPU, bf16)
+    assert len(vlm.generate(items, data.feats, 3)) == len(items)
+
+
 def test_device_param_then_env_then_hardware(monkeypatch):
     monkeypatch.delenv(DEVICE_ENV, raising=False)
     assert pick_device("cpu") == CPU

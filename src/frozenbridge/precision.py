@@ -61,8 +61,16 @@ def use_bf16(precision: str, device: torch.device) -> bool:
 
 
 def prepare_frozen(model: torch.nn.Module, device: torch.device, bf16: bool) -> torch.nn.Module:
-    """Move the frozen language model to `device`, in bf16 (with CPU-friendly attention) or fp32."""
+    """Move the frozen language model to `device`, in bf16 (with CPU-friendly attention) or fp32.
+
+    LayerNorm weights stay fp32 under bf16: on CPU, layer_norm takes bf16 or fp32 input with fp32 weights but
+    refuses fp32 input with bf16 weights ("mixed dtype (CPU)"), and LayerNorm families (GPT-2, OPT, Phi,
+    GPT-NeoX) feed it fp32 where an fp32 embedding meets a bf16 one. RMSNorm families have no nn.LayerNorm."""
     model.to(device, torch.bfloat16 if bf16 else torch.float32)
+    if bf16:
+        for module in model.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.float()
     if bf16 and device.type == "cpu" and hasattr(model, "set_attn_implementation"):
         model.set_attn_implementation("eager")
     return model

@@ -50,6 +50,37 @@ def build_qwen2(path: Path, hidden: int = 64) -> None:
     Qwen2ForCausalLM(config).save_pretrained(path)
 
 
+def _layernorm_config(family: str, vocab: int, tokenizer):
+    """A 2-layer, 32-wide config of a LayerNorm causal-LM family (GPT-2, OPT, GPT-NeoX/Pythia, Phi)."""
+    import transformers
+
+    ids = {"eos_token_id": tokenizer.eos_token_id, "bos_token_id": tokenizer.eos_token_id,
+           "pad_token_id": tokenizer.pad_token_id}
+    if family == "gpt2":
+        return transformers.GPT2Config(vocab_size=vocab, n_embd=32, n_layer=2, n_head=2, n_positions=256, **ids)
+    common = {"vocab_size": vocab, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+              "max_position_embeddings": 256, **ids}
+    if family == "opt":
+        return transformers.OPTConfig(ffn_dim=64, word_embed_proj_dim=32, **common)
+    if family == "gpt_neox":
+        return transformers.GPTNeoXConfig(intermediate_size=64, **common)
+    if family == "phi":
+        return transformers.PhiConfig(intermediate_size=64, **common)
+    raise ValueError(f"unknown family {family!r}; expected one of {list(LAYERNORM_FAMILIES)}")
+
+
+LAYERNORM_FAMILIES = ("gpt2", "opt", "gpt_neox", "phi")
+
+
+def build_layernorm_lm(path: Path, family: str) -> None:
+    """A tiny random causal LM of a LayerNorm family, with the tiny tokenizer (the tests train and decode with it)."""
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = build_tokenizer(path)
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(_layernorm_config(family, len(tokenizer), tokenizer)).save_pretrained(path)
+
+
 def _vision_cfg(image_size: int, patch: int) -> dict:
     return dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                 image_size=image_size, patch_size=patch)
