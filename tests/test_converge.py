@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from frozenbridge.backbones import load_language
-from frozenbridge.converge import SETTINGS, apply_overrides, run_one, summarize
+from frozenbridge.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
 from frozenbridge.errors import FrozenbridgeError
 from frozenbridge.params import LanguageParams, Params
 
@@ -58,6 +58,7 @@ def test_run_one_trains_and_scores_captions(tiny_models):
     assert [s for s, _ in out["curve"]] == [2, 4] and out["steps_run"] == 4
     assert all(0 <= e <= 100 for _, e in out["curve"]) and out["step_seconds"] > 0
     assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())  # the LM stayed frozen
+    assert time_step(params, data, lm, torch.device("cpu"), False, steps=2) > 0
 
 
 def test_workers_sharing_a_setting_keep_each_others_seeds(tmp_path):

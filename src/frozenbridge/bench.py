@@ -179,10 +179,14 @@ def run(args) -> list[dict]:
     seconds = timed(train_step(vlm, feats, batch_items), sizes.reps)
     flops = step_flops(train_step(vlm, feats, batch_items))
     peak = matmul_peak(device, torch.bfloat16 if bf16 else torch.float32, sizes.peak_size, sizes.reps)
-    rows.append({"measure": f"train step, batch {sizes.batch}, 49 image tokens: matmul throughput, GFLOP/s",
-                 "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
-                 "b": f"step ({flops / 1e9:.0f} GFLOP in {seconds:.3g} s)", "b_value": flops / seconds / 1e9,
-                 "ratio": flops / seconds / peak, "fraction": True})
+
+    def throughput(label: str, step_seconds: float) -> None:
+        """The step's matmul FLOPs over its time, as a fraction of the machine's own matmul throughput."""
+        rows.append({"measure": f"train step, batch {sizes.batch}, {label}: matmul throughput, GFLOP/s",
+                     "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
+                     "b": f"step ({flops / 1e9:.0f} GFLOP in {step_seconds:.3g} s)",
+                     "b_value": flops / step_seconds / 1e9, "ratio": flops / step_seconds / peak, "fraction": True})
+    throughput("49 image tokens", seconds)
 
     # 3c. an attempt at the rest of the step (norms, activations, casts): each decoder layer compiled by inductor
     if not args.quick:
@@ -195,11 +199,7 @@ def run(args) -> list[dict]:
         compiled_seconds = timed(step, sizes.reps)
         row(f"train step, batch {sizes.batch}: torch.compile each decoder layer", "compiled", compiled_seconds,
             "eager", seconds)
-        rows.append({"measure": f"train step, batch {sizes.batch}, compiled layers: matmul throughput, GFLOP/s",
-                     "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
-                     "b": f"step ({flops / 1e9:.0f} GFLOP in {compiled_seconds:.3g} s)",
-                     "b_value": flops / compiled_seconds / 1e9, "ratio": flops / compiled_seconds / peak,
-                     "fraction": True})
+        throughput("compiled layers", compiled_seconds)
         row(f"torch.compile each decoder layer ({layers}): first step", "s (compiling)", first,
             "s it saves a step (pays back after first / saved steps)", seconds - compiled_seconds, ratio=False)
 

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from .atomic import write_text
+from .bench import timed
 from .errors import FrozenbridgeError, run_cli
 from .evaluate import exact_match, run_generation
 from .params import Params, load_params, read_yaml
@@ -138,16 +139,13 @@ def time_step(params: Params, data, lm, device, bf16, steps: int) -> float:
     vlm = VLM(lm, connector, device, bf16)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=params.train.lr)
     batches = caption_batches(data, seeds["captions"], params.train.batch_size)
-    times = []
-    for i in range(steps + 2):  # two warm-up steps
-        start = time.perf_counter()
+
+    def step() -> None:
         loss = vlm.loss(next(batches), data.feats)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        if i >= 2:
-            times.append(time.perf_counter() - start)
-    return round(statistics.median(times), 4)
+    return round(timed(step, steps), 4)
 
 
 def summarize(runs: list[dict], steps: int) -> dict:
