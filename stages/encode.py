@@ -6,39 +6,36 @@ layer, grid and width. metrics/encode.json records the output shape and file siz
 `dvc metrics diff` shows real changes); throughput goes to the log only.
 """
 
-import argparse
 import logging
 import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-from frozenbridge.atomic import atomic_path, write_json
-from frozenbridge.backbones import load_vision
-from frozenbridge.data.draw import blank
-from frozenbridge.data.splits import SPLITS
-from frozenbridge.errors import FrozenbridgeError, run_cli
-from frozenbridge.features import encode_images, picture_batches
-from frozenbridge.params import load_params
-from frozenbridge.precision import pick_device
+from frozenbridge.core.atomic import atomic_path, write_json
+from frozenbridge.core.backbones import load_vision
+from frozenbridge.core.device import pick_device
+from frozenbridge.core.feature_cache import encode_images, picture_batches
+from frozenbridge.core.stage import require, run_cli, stage_parser
+from frozenbridge.shapes.data.draw import blank
+from frozenbridge.shapes.params import load_params
+from frozenbridge.shapes.vocab import SPLITS
 
 log = logging.getLogger("frozenbridge.encode")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    ap = stage_parser(__doc__)
     ap.add_argument("--shapes", default="data/shapes", help="directory of generated split Parquet files")
     ap.add_argument("--out", default="data/features", help="output directory for feature Parquet files")
     args = ap.parse_args()
     params = load_params(args.params)
     shapes = Path(args.shapes)
-    missing = [f"{shapes}/{s}.parquet" for s in SPLITS if not (shapes / f"{s}.parquet").is_file()]
-    if missing:
-        raise FrozenbridgeError(f"{missing[0]}: not found; run `dvc repro generate` first")
+    require(*(shapes / f"{s}.parquet" for s in SPLITS), stage="generate")
 
     device = pick_device(params.device)
-    encoder = load_vision(params.vision, params.data.image_size).to(device)
+    encoder = load_vision(params.vision.name, params.vision.features, params.vision.layer,
+                          params.data.image_size).to(device)
     cfg = params.vision
     stats = {"encoder": encoder.name, "output_shape": encoder.output_shape, "dtype": cfg.dtype}
     pictures, seconds = 0, 0.0

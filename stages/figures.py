@@ -1,23 +1,20 @@
 """Stage figures: draw plots/loss.png, plots/scores.png and plots/conditions.png from the summarized data."""
 
-import argparse
 from pathlib import Path
 
-from frozenbridge.atomic import atomic_path
-from frozenbridge.errors import FrozenbridgeError, run_cli
-from frozenbridge.figures import conditions, loss_curves, read_rows, scores_by_recipe
-from frozenbridge.params import load_params
+from frozenbridge.core.atomic import atomic_path
+from frozenbridge.core.stage import require, run_cli, stage_parser
+from frozenbridge.shapes.figures import conditions, loss_curves, read_rows, scores_by_recipe
+from frozenbridge.shapes.params import load_params
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--params", default="params.yaml")
+    ap = stage_parser(__doc__)
     ap.add_argument("--plots", default="plots")
     args = ap.parse_args()
     params = load_params(args.params)
     plots = Path(args.plots)
-    if not (plots / "scores.csv").is_file():
-        raise FrozenbridgeError(f"{plots}/scores.csv: not found; run `dvc repro summarize` first")
+    require(plots / "scores.csv", plots / "loss.csv", stage="summarize")
     rows = read_rows(plots / "scores.csv")
     recipes = list(params.recipes)
     with atomic_path(plots / "loss.png") as tmp:

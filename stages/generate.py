@@ -4,20 +4,18 @@ Writes data/shapes/{train,test_seen,test_heldout}.parquet (one row a picture), m
 including the training color x kind table) and plots/ (a contact sheet and the color x kind heatmap).
 """
 
-import argparse
-
-from frozenbridge.atomic import atomic_path, write_json
-from frozenbridge.data.preview import color_kind_heatmap, contact_sheet
-from frozenbridge.data.splits import SPLITS, generate_split, split_seeds, summary
-from frozenbridge.errors import run_cli
-from frozenbridge.params import load_params
-
 import pyarrow.parquet as pq
+
+from frozenbridge.core.atomic import atomic_path, write_json
+from frozenbridge.core.stage import run_cli, stage_parser
+from frozenbridge.shapes.data.preview import color_kind_heatmap, contact_sheet
+from frozenbridge.shapes.data.splits import generate_split, split_seeds, summary
+from frozenbridge.shapes.params import load_params
+from frozenbridge.shapes.vocab import SPLITS
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
+    ap = stage_parser(__doc__)
     ap.add_argument("--out", default="data/shapes", help="output directory for the split Parquet files")
     args = ap.parse_args()
     cfg = load_params(args.params).data

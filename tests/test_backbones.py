@@ -8,9 +8,8 @@ import pytest
 import torch
 from PIL import Image
 
-from frozenbridge.backbones import load_language, load_vision
-from frozenbridge.errors import FrozenbridgeError
-from frozenbridge.params import LanguageParams, VisionParams
+from frozenbridge.core.backbones import load_language, load_vision
+from frozenbridge.core.errors import FrozenbridgeError
 
 PICS = [Image.new("RGB", (64, 64), c) for c in ("white", "red", "blue")]
 
@@ -23,7 +22,7 @@ PICS = [Image.new("RGB", (64, 64), c) for c in ("white", "red", "blue")]
     ("siglip", "pooled", None, [32], 1),
 ])
 def test_hf_vision_feature_shapes(tiny_models, family, features, layer, shape, tokens):
-    enc = load_vision(VisionParams(name=str(tiny_models[family]), features=features, layer=layer))
+    enc = load_vision(name=str(tiny_models[family]), features=features, layer=layer)
     out = enc.encode(PICS)
     assert enc.output_shape == shape
     assert out.shape == (3, tokens, shape[-1]) and out.dtype == torch.float32
@@ -35,7 +34,7 @@ def test_hf_vision_feature_shapes(tiny_models, family, features, layer, shape, t
 def test_clip_pooled_matches_full_clip_image_features(tiny_models):
     from transformers import CLIPModel
 
-    enc = load_vision(VisionParams(name=str(tiny_models["clip"]), features="pooled", layer=None))
+    enc = load_vision(name=str(tiny_models["clip"]), features="pooled", layer=None)
     full = CLIPModel.from_pretrained(tiny_models["clip"]).eval()
     pixels = enc.preprocess(PICS)
     with torch.no_grad():
@@ -46,7 +45,7 @@ def test_clip_pooled_matches_full_clip_image_features(tiny_models):
 
 def test_vision_is_frozen_and_logged(tiny_models, caplog):
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
-        enc = load_vision(VisionParams(name=str(tiny_models["siglip"]), layer=None))
+        enc = load_vision(name=str(tiny_models["siglip"]), layer=None)
     assert not enc.model.training
     assert not any(p.requires_grad for p in enc.model.parameters())
     assert "frozen vision encoder" in caplog.text and "requires_grad=False" in caplog.text
@@ -54,7 +53,7 @@ def test_vision_is_frozen_and_logged(tiny_models, caplog):
 
 def test_language_model_from_local_dir(tiny_models, caplog):
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
-        lm = load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+        lm = load_language(str(tiny_models["qwen2"]))
     assert not lm.model.training and not any(p.requires_grad for p in lm.model.parameters())
     assert "frozen language model" in caplog.text
     ids = lm.tokenizer(["Caption: a red square"], return_tensors="pt").input_ids
@@ -65,30 +64,61 @@ def test_language_model_from_local_dir(tiny_models, caplog):
 
 def test_bad_vision_layer_is_refused(tiny_models):
     with pytest.raises(FrozenbridgeError, match="vision.layer"):
-        load_vision(VisionParams(name=str(tiny_models["clip"]), layer=9))
+        load_vision(name=str(tiny_models["clip"]), layer=9)
     with pytest.raises(FrozenbridgeError, match="vision.layer must be null"):
-        load_vision(VisionParams(name=str(tiny_models["clip"]), features="pooled", layer=1))
+        load_vision(name=str(tiny_models["clip"]), features="pooled", layer=1)
 
 
 def test_unsupported_vision_family(tiny_models):
-    with pytest.raises(FrozenbridgeError, match="supported vision families"):
-        load_vision(VisionParams(name=str(tiny_models["qwen2"]), layer=None))
+    with pytest.raises(FrozenbridgeError, match="not a vision encoder with patch tokens"):
+        load_vision(name=str(tiny_models["qwen2"]), layer=None)
 
 
 @pytest.mark.parametrize("loader, params, key", [
-    (load_vision, VisionParams(name="nobody/no-such-encoder", layer=None), "vision.name"),
-    (load_language, LanguageParams(name="nobody/no-such-lm"), "language.name"),
+    (load_vision, "nobody/no-such-encoder", "vision.name"),
+    (load_language, "nobody/no-such-lm", "language.name"),
 ])
 def test_missing_hub_model_fails_in_one_clear_line(loader, params, key):
     with pytest.raises(FrozenbridgeError) as info:
         loader(params)
     msg = str(info.value)
-    assert msg.startswith(f"{key} = '{params.name}'") and "local directory" in msg and "\n" not in msg
+    assert msg.startswith(f"{key} = '{params}'") and "local directory" in msg and "\n" not in msg
 
 
 def test_missing_local_directory(tmp_path):
     with pytest.raises(FrozenbridgeError, match="no such directory"):
-        load_language(LanguageParams(name=str(tmp_path / "nope")))
+        load_language(str(tmp_path / "nope"))
     (tmp_path / "empty").mkdir()
     with pytest.raises(FrozenbridgeError, match="not a loadable model directory"):
-        load_vision(VisionParams(name=str(tmp_path / "empty"), layer=None))
+        load_vision(name=str(tmp_path / "empty"), layer=None)
+
+
+@pytest.fixture(scope="module")
+def vision_families(tmp_path_factory):
+    from frozenbridge.tiny import VISION_FAMILIES
+
+    root = tmp_path_factory.mktemp("vision-families")
+    for family in ("vit", "dinov2", "dinov2_with_registers"):
+        VISION_FAMILIES[family](root / family)
+    return root
+
+
+@pytest.mark.parametrize("family, prepended", [("vit", 1), ("dinov2", 1), ("dinov2_with_registers", 5)])
+def test_vit_and_dinov2_patch_tokens_without_class_or_register_tokens(vision_families, family, prepended):
+    """Any transformers vision model with patch tokens encodes: the tokens it prepends (class, registers) are
+    dropped and the grid comes from its processed picture over its patch size (32 px / 8 = 4 x 4)."""
+    from PIL import Image
+
+    enc = load_vision(str(vision_families / family), "patches", None)
+    assert enc.grid == (4, 4) and enc.output_shape == [4, 4, 32] and enc.image_size == 32
+    pics = [Image.new("RGB", (50, 40), "red"), Image.new("RGB", (32, 32), "blue")]
+    pixels = enc.preprocess(pics)
+    full = enc.model(pixel_values=pixels).last_hidden_state
+    assert full.shape[1] == 16 + prepended
+    assert torch.equal(enc.encode(pics), full[:, prepended:].float())
+    middle = load_vision(str(vision_families / family), "patches", 1)
+    hidden = enc.model(pixel_values=pixels, output_hidden_states=True).hidden_states[1]
+    assert torch.equal(middle.encode(pics), hidden[:, prepended:].float())
+    pooled = load_vision(str(vision_families / family), "pooled", None)
+    assert pooled.output_shape == [32] and torch.equal(
+        pooled.encode(pics)[:, 0], enc.model(pixel_values=pixels).pooler_output.float())

@@ -8,11 +8,12 @@ import logging
 import pytest
 import torch
 
-from frozenbridge.backbones import load_language
-from frozenbridge.checkpoint import Checkpoints
-from frozenbridge.params import LanguageParams, Params, TrainParams
-from frozenbridge.train import load_connector, train
-from frozenbridge.vlm import VLM
+from frozenbridge.core.backbones import load_language
+from frozenbridge.core.checkpoint import Checkpoints
+from frozenbridge.shapes.params import Params, TrainParams
+from frozenbridge.bridge.saved_run import load_connector
+from frozenbridge.shapes.train import train
+from frozenbridge.bridge.model import VLM
 
 from test_train import tiny_split
 
@@ -29,7 +30,7 @@ def params(every: int) -> Params:
 
 
 def fresh_lm(tiny_models):
-    return load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+    return load_language(str(tiny_models["qwen2"]))
 
 
 def run(tiny_models, tmp, recipe, every, ckpt=None, stage1=None):
@@ -72,7 +73,7 @@ def test_killed_run_resumes_to_the_same_result(tiny_models, tmp_path, monkeypatc
     steps = []
     loss = VLM.loss
     monkeypatch.setattr(VLM, "loss", lambda self, *a: steps.append(1) or loss(self, *a))
-    with caplog.at_level(logging.INFO, logger="frozenbridge.train"):
+    with caplog.at_level(logging.INFO, logger="frozenbridge.checkpoint"):
         run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1)
     assert f"at step {kill_at}" in caplog.text and "resuming from" in caplog.text
     last = 4 if recipe is None else 8  # global step numbers: recipes after stage 1 continue its count

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.connector import Connector, merge_patches
-from frozenbridge.errors import FrozenbridgeError
+from frozenbridge.bridge.connector import Connector, merge_patches
+from frozenbridge.core.errors import FrozenbridgeError
 
 
 def grid_tensor(rows: int, cols: int, width: int = 1) -> torch.Tensor:

@@ -8,10 +8,10 @@ import json
 import pytest
 import torch
 
-from frozenbridge.backbones import load_language
-from frozenbridge.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
-from frozenbridge.errors import FrozenbridgeError
-from frozenbridge.params import LanguageParams, Params
+from frozenbridge.core.backbones import load_language
+from frozenbridge.shapes.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.shapes.params import Params
 
 from test_train import tiny_split
 
@@ -48,7 +48,7 @@ def test_summary_reports_median_and_worst_seed():
 
 
 def test_run_one_trains_and_scores_captions(tiny_models):
-    lm = load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+    lm = load_language(str(tiny_models["qwen2"]))
     data, test = tiny_split(12, seed=0), tiny_split(6, seed=1)
     params = apply_overrides({"train": {"batch_size": 4, "precision": "fp32"},
                               "evaluate": {"caption_tokens": 6, "batch_size": 8}}, {})
@@ -62,7 +62,7 @@ def test_run_one_trains_and_scores_captions(tiny_models):
 
 
 def test_workers_sharing_a_setting_keep_each_others_seeds(tmp_path):
-    from frozenbridge.converge import save
+    from frozenbridge.shapes.converge import save
 
     path = tmp_path / "converge.json"
     mode = {"overrides": {"train.lr": 0.001}, "steps": 75, "heldout": False, "stop": True}

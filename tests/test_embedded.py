@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from frozenbridge.backbones import load_language, load_vision
-from frozenbridge.data.draw import blank, render
-from frozenbridge.data.scene import Shape
-from frozenbridge.params import LanguageParams, VisionParams
+from frozenbridge.core.backbones import load_language, load_vision
+from frozenbridge.shapes.data.draw import blank, render
+from frozenbridge.shapes.data.scene import Shape
 
 
 @pytest.fixture(scope="module")
 def lite0():
-    return load_vision(VisionParams())
+    return load_vision("efficientnet-lite0", "patches", 10)
 
 
 def test_efficientnet_lite0_block10_grid(lite0):
@@ -36,15 +35,15 @@ def test_efficientnet_lite0_weights_are_the_pretrained_file(lite0):
 
 
 def test_efficientnet_lite0_head_and_pooled():
-    head = load_vision(VisionParams(layer=None))
-    pooled = load_vision(VisionParams(features="pooled", layer=None))
+    head = load_vision("efficientnet-lite0", layer=None)
+    pooled = load_vision("efficientnet-lite0", "pooled", None)
     assert head.output_shape == [7, 7, 1280] and pooled.output_shape == [1280]
     pic = [render([Shape("green", "square", 100.0, 100.0, 60.0)], 224)]
     np.testing.assert_allclose(pooled.encode(pic)[0, 0], head.encode(pic)[0].mean(0), rtol=1e-5, atol=1e-5)
 
 
 def test_smollm2_135m_is_a_real_language_model():
-    lm = load_language(LanguageParams())
+    lm = load_language("smollm2-135m")
     assert lm.width == 576 and lm.n_params > 130_000_000 and not lm.model.training
     ids = lm.tokenizer("The capital of France is", return_tensors="pt").input_ids
     with torch.no_grad():

@@ -9,10 +9,9 @@ import pytest
 import torch
 from PIL import Image
 
-from frozenbridge.backbones import load_vision
-from frozenbridge.errors import FrozenbridgeError
-from frozenbridge.features import encode_images, read_features, read_metadata
-from frozenbridge.params import VisionParams
+from frozenbridge.core.backbones import load_vision
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.feature_cache import encode_images, read_features, read_metadata
 
 COLORS = ["white", "red", "green", "blue", "yellow", "purple", "orange"]
 
@@ -25,7 +24,7 @@ def batches(size: int):
 
 @pytest.mark.parametrize("dtype, tol", [("float16", 1e-2), ("bfloat16", 5e-2), ("float32", 0)])
 def test_features_round_trip(tiny_models, tmp_path, dtype, tol):
-    enc = load_vision(VisionParams(name=str(tiny_models["siglip"]), layer=None))
+    enc = load_vision(name=str(tiny_models["siglip"]), layer=None)
     path = tmp_path / "f.parquet"
     meta = encode_images(enc, batches(3), len(COLORS), path, dtype, {"split": "x"}, "test")
     assert pq.ParquetFile(path).metadata.num_row_groups == 3  # one row group a batch: memory bounded by the batch
@@ -41,14 +40,14 @@ def test_features_round_trip(tiny_models, tmp_path, dtype, tol):
 
 
 def test_pooled_features_are_one_vector(tiny_models, tmp_path):
-    enc = load_vision(VisionParams(name=str(tiny_models["clip"]), features="pooled", layer=None))
+    enc = load_vision(name=str(tiny_models["clip"]), features="pooled", layer=None)
     encode_images(enc, batches(4), len(COLORS), tmp_path / "p.parquet", "float16", {}, "test")
     _, feats, meta = read_features(tmp_path / "p.parquet")
     assert feats.shape == (len(COLORS), 1, 24) and meta["grid"] is None and meta["output_shape"] == [24]
 
 
 def test_failed_encode_leaves_no_file(tiny_models, tmp_path):
-    enc = load_vision(VisionParams(name=str(tiny_models["siglip"]), layer=None))
+    enc = load_vision(name=str(tiny_models["siglip"]), layer=None)
 
     def broken():
         yield from batches(3)
@@ -71,7 +70,7 @@ def test_unreadable_or_foreign_files_fail_clearly(tmp_path):
 
 
 def test_bfloat16_bits_are_exact(tiny_models, tmp_path):
-    enc = load_vision(VisionParams(name=str(tiny_models["siglip"]), layer=None))
+    enc = load_vision(name=str(tiny_models["siglip"]), layer=None)
     encode_images(enc, batches(7), len(COLORS), tmp_path / "b.parquet", "bfloat16", {}, "test")
     _, feats, _ = read_features(tmp_path / "b.parquet")
     direct = enc.encode([Image.new("RGB", (48, 48), c) for c in COLORS]).to(torch.bfloat16).float().numpy()

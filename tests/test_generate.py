@@ -5,17 +5,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.backbones import load_language
-from frozenbridge.connector import Connector
-from frozenbridge.generate import strip_after_eos
-from frozenbridge.params import LanguageParams
-from frozenbridge.sequence import Item
-from frozenbridge.vlm import VLM
+from frozenbridge.core.backbones import load_language
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.greedy import strip_after_eos
+from frozenbridge.bridge.sequence import Item
+from frozenbridge.bridge.model import VLM
 
 
 @pytest.fixture(scope="module")
 def vlm(tiny_models):
-    lm = load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+    lm = load_language(str(tiny_models["qwen2"]))
     torch.manual_seed(0)
     # a sharper random model, so greedy continuations vary and reach end-of-text at different steps
     with torch.no_grad():

@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from frozenbridge.errors import FrozenbridgeError
-from frozenbridge.params import Params, load_params
+from dataclasses import dataclass
+
+from frozenbridge.core.config import field, integer, parse
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.shapes.params import Params, load_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,3 +75,37 @@ def test_exponent_numbers_read_as_numbers(tmp_path):
     path = tmp_path / "params.yaml"
     path.write_text((ROOT / "params.yaml").read_text().replace("\n  lr: ", "\n  lr: 2e-3 #"))
     assert load_params(path).train.lr == 0.002
+
+
+@dataclass(frozen=True)
+class DigitsSection:
+    epochs: int = field(24, integer())
+    hidden: int = field(64, integer())
+
+
+@dataclass(frozen=True)
+class Digits:
+    """A second study as a later one adds it: its own section (and the shared seed), checked by the core."""
+
+    seed: int = field(0, integer(0))
+    digits: DigitsSection = field(DigitsSection())
+
+
+def test_a_second_study_adds_its_section_without_touching_the_core(tmp_path, monkeypatch):
+    import frozenbridge.studies as studies
+
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    raw["digits"] = {"epochs": 3, "hidden": 64}
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(FrozenbridgeError, match="unknown key digits"):
+        load_params(path)  # no study owns it yet
+    monkeypatch.setitem(studies.STUDY_PARAMS, "digits", f"{__name__}:Digits")
+    assert load_params(path) == Params()  # the shapes study lets the other study's section pass
+    assert parse(Digits, raw, "", also_allowed=studies.top_level_keys()).digits == DigitsSection(3, 64)
+    raw["digits"]["epochs"] = 0
+    with pytest.raises(FrozenbridgeError, match=r"params.yaml: digits.epochs = 0 is not allowed; expected an "):
+        parse(Digits, raw, "", also_allowed=studies.top_level_keys())
+    raw["digits"] = {"epoch": 1}
+    with pytest.raises(FrozenbridgeError, match="unknown key digits.epoch; allowed keys under digits: epochs, hidden"):
+        parse(Digits, raw, "", also_allowed=studies.top_level_keys())

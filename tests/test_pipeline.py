@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from frozenbridge.features import read_features
+from frozenbridge.core.feature_cache import read_features
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ["caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix"]
@@ -143,7 +143,7 @@ def test_stage1_is_shared_not_retrained(project, first_repro):
 
 
 def test_second_repro_is_a_no_op(project, first_repro):
-    stray = project / "src/frozenbridge/data/__pycache__/stray.cpython-311.pyc"
+    stray = project / "src/frozenbridge/shapes/data/__pycache__/stray.cpython-311.pyc"
     stray.parent.mkdir(exist_ok=True)
     stray.write_bytes(b"bytecode is not a dependency")  # a fresh clone has none, a used checkout has some
     out = dvc("repro", cwd=project).stdout

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-from frozenbridge.backbones import load_language
-from frozenbridge.connector import Connector
-from frozenbridge.errors import FrozenbridgeError
-from frozenbridge.params import LanguageParams
-from frozenbridge.precision import DEVICE_ENV, compile_layers, pick_device, prepare_frozen
-from frozenbridge.rundata import question_batches
-from frozenbridge.vlm import VLM
+from frozenbridge.core.backbones import load_language
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.device import DEVICE_ENV, pick_device
+from frozenbridge.core.precision import compile_layers, prepare_frozen
+from frozenbridge.shapes.rundata import question_batches
+from frozenbridge.bridge.model import VLM
 
 from test_train import tiny_split
 
@@ -34,7 +34,7 @@ def loss_and_grad(lm, bf16: bool, data, items):
 
 def test_bf16_and_fp32_give_the_same_loss_on_a_fixed_batch():
     """The embedded SmolLM2-135M, one fixed batch of 8 questions with 4 image tokens each."""
-    lm32 = load_language(LanguageParams())
+    lm32 = load_language("smollm2-135m")
     lm16 = copy.copy(lm32)
     lm16.model = prepare_frozen(copy.deepcopy(lm32.model), CPU, bf16=True)
     assert next(lm16.model.parameters()).dtype == torch.bfloat16
@@ -50,7 +50,7 @@ def test_bf16_and_fp32_give_the_same_loss_on_a_fixed_batch():
 
 def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
     """train.compile: each decoder layer compiled by inductor computes what the eager layers do."""
-    eager = load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+    eager = load_language(str(tiny_models["qwen2"]))
     compiled = copy.copy(eager)
     compiled.model = copy.deepcopy(eager.model)
     assert compile_layers(compiled.model) == len(compiled.model.get_decoder().layers) > 0
@@ -73,18 +73,34 @@ def layernorm_lms(tmp_path_factory):
 
 
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
-@pytest.mark.parametrize("family", ["gpt2", "opt", "gpt_neox", "phi"])
-def test_layernorm_language_models_train_and_decode(layernorm_lms, family, bf16):
-    """LayerNorm families under bf16 on CPU used to stop at "mixed dtype (CPU)"; their norms now stay fp32."""
-    lm = load_language(LanguageParams(name=str(layernorm_lms / family)))
+@pytest.mark.parametrize("family", ["qwen2", "gpt2", "opt", "gpt_neox", "phi"])
+def test_language_model_families_train_with_lora_and_evaluate(layernorm_lms, tiny_models, tmp_path, family, bf16):
+    """A tiny random model of each family (RMSNorm Qwen2; LayerNorm GPT-2, OPT, GPT-NeoX, Phi, which under bf16 on
+    CPU used to stop at "mixed dtype (CPU)") through stage 1, the LoRA recipe from it, the saved run rebuilt from
+    its directory, and evaluation with every condition, in fp32 and in bf16."""
+    from frozenbridge.bridge.saved_run import load_run
+    from frozenbridge.shapes.evaluate import evaluate_split
+    from frozenbridge.shapes.params import EvaluateParams, Params, TrainParams
+    from frozenbridge.shapes.train import train
+
+    path = str(tiny_models["qwen2"] if family == "qwen2" else layernorm_lms / family)
+    lm = load_language(path)
     prepare_frozen(lm.model, CPU, bf16)
-    data = tiny_split()
-    items = next(question_batches(data, np.random.SeedSequence(0), 4))
-    loss, grad = loss_and_grad(lm, bf16, data, items)
-    assert np.isfinite(loss) and grad.abs().sum() > 0 and grad.dtype == torch.float32
-    torch.manual_seed(0)
-    vlm = VLM(lm, Connector([4, 4, 32], lm.width, merge=2), CPU, bf16)
-    assert len(vlm.generate(items, data.feats, 3)) == len(items)
+    frozen = {k: v.clone() for k, v in lm.model.state_dict().items()}
+    data, test = tiny_split(), tiny_split(6, seed=1)
+    p = Params(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2))
+    s1 = train(p, None, 0, data, lm, CPU, bf16, tmp_path / "stage1")
+    run = train(p, "caption_qa_lora", 0, data, lm, CPU, bf16, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
+    assert np.isfinite(s1["final_loss"]) and np.isfinite(run["final_loss"]) and run["lora_params"] > 0
+    base = {k.replace("base_model.model.", "").replace(".base_layer", ""): v
+            for k, v in lm.model.state_dict().items() if "lora_" not in k}
+    assert all(torch.equal(base[k], v) for k, v in frozen.items())  # the frozen weights never moved
+    saved = load_run(tmp_path / "lora", CPU, bf16)
+    assert saved.config["language"]["name"] == path and saved.model.bf16 == bf16
+    cfg = EvaluateParams(items=3, batch_size=8, caption_tokens=4, answer_tokens=2)
+    scores, predictions = evaluate_split(saved.model, test, test.feats[:1], cfg, family)
+    assert set(scores) == {"caption", "count", "binding", "leftmost"}
+    assert all(len(predictions[t]) == scores[t]["n"] for t in scores)
 
 
 def test_device_param_then_env_then_hardware(monkeypatch):

@@ -32,7 +32,7 @@ def test_reference_study_command_is_valid_params():
 
     import yaml
 
-    from frozenbridge.params import Params
+    from frozenbridge.shapes.params import Params
 
     text = (ROOT / "README.md").read_text()
     block = text.split("**The full reference study**", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
@@ -54,7 +54,7 @@ def test_reference_study_command_is_valid_params():
 
 
 def test_reading_counts_replicates_ahead_and_behind():
-    from frozenbridge.reading import paired_sentence, stage1_sentence
+    from frozenbridge.shapes.reading import paired_sentence, stage1_sentence
 
     reps = {"qa": {"heldout": {"binding": {"0": {"right": 40.0}, "1": {"right": 50.0}, "2": {"right": 30.0}}}},
             "caption_qa": {"heldout": {"binding": {"0": {"right": 70.0}, "1": {"right": 50.0}, "2": {"right": 20.0}}}}}
@@ -71,7 +71,7 @@ def test_reading_counts_replicates_ahead_and_behind():
 
 
 def test_convergence_table_marks_the_default_and_names_what_beat_it():
-    from frozenbridge.report import converge_table
+    from frozenbridge.shapes.tables import converge_table
 
     def entry(lr, worst70, step_seconds):
         return {"overrides": {"train.lr": lr}, "steps": 400, "step_seconds": step_seconds,

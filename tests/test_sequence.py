@@ -5,14 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.backbones import load_language
-from frozenbridge.params import LanguageParams
-from frozenbridge.sequence import IGNORE, Item, Tokens, build, embed
+from frozenbridge.core.backbones import load_language
+from frozenbridge.bridge.sequence import IGNORE, Item, Tokens, build, embed
 
 
 @pytest.fixture(scope="module")
 def tokens(tiny_models):
-    return Tokens(load_language(LanguageParams(name=str(tiny_models["qwen2"]))).tokenizer)
+    return Tokens(load_language(str(tiny_models["qwen2"])).tokenizer)
 
 
 def decode(tokens: Tokens, ids) -> str:
@@ -58,3 +57,37 @@ def test_image_tokens_land_in_their_slots(tokens):
     out = embed(batch, text, image)
     assert torch.equal(out[batch.image_mask], image.reshape(4, 3))
     assert (out[~batch.image_mask] == 0).all() and batch.images == [0, 1]
+
+
+def test_one_picture_item_is_the_interleaved_run_it_stands_for(tokens):
+    """Today's one-picture layout, token for token, is the interleaved ("Image:", picture, "\\n" + prompt)."""
+    from frozenbridge.bridge.sequence import Interleaved
+
+    items = [Item(3, "Caption:", "a red square"), Item(None, "Question: How many shapes are there? Answer:", "two")]
+    same = [Interleaved(("Image:", 3, "\nCaption:"), "a red square"),
+            Interleaved(("Question: How many shapes are there? Answer:",), "two")]
+    for with_target, left in ((True, False), (False, True)):
+        a, b = build(items, tokens, 4, with_target, left), build(same, tokens, 4, with_target, left)
+        for field in ("ids", "image_mask", "attention_mask", "labels"):
+            assert torch.equal(getattr(a, field), getattr(b, field)), field
+        assert a.images == b.images == [3]
+    ids = build(items[:1], tokens, 4, True, False).ids[0].tolist()
+    assert ids[:len(tokens.bos)] == tokens.bos
+    assert decode(tokens, ids[len(tokens.bos):len(tokens.bos) + len(tokens.ids("Image:"))]) == "Image:"
+
+
+def test_several_pictures_interleaved_with_text(tokens):
+    from frozenbridge.bridge.sequence import Interleaved
+
+    item = Interleaved(("Image:", 5, " and Image:", 2, "\nQuestion: Which has more shapes? Answer:"), "the first")
+    batch = build([item, Item(7, "Caption:", "a")], tokens, n_image=3, with_target=True, left_pad=False)
+    assert batch.images == [5, 2, 7]  # row by row, left to right within a row
+    slots = batch.image_mask[0].nonzero().flatten().tolist()
+    assert len(slots) == 6 and slots[2] + 1 < slots[3]  # two runs of 3 slots with text between them
+    between = batch.ids[0, slots[2] + 1: slots[3]].tolist()
+    assert decode(tokens, between) == " and Image:"
+    text = torch.zeros(*batch.ids.shape, 2)
+    image = torch.arange(3 * 3 * 2, dtype=torch.float32).reshape(3, 3, 2) + 1  # pictures 5, 2, 7 in that order
+    out = embed(batch, text, image)
+    assert torch.equal(out[0, slots[:3]], image[0]) and torch.equal(out[0, slots[3:]], image[1])
+    assert torch.equal(out[1][batch.image_mask[1]], image[2])

@@ -6,16 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from frozenbridge.backbones import load_language
-from frozenbridge.data.splits import generate_split, split_seeds
-from frozenbridge.connector import Connector
-from frozenbridge.evaluate import eval_items, evaluate_split, exact_match, gap, percent, wrong_pictures
-from frozenbridge.params import DataParams, EvaluateParams, LanguageParams, Params, SplitSizes, TrainParams
-from frozenbridge.recipes import RECIPES
-from frozenbridge.rundata import SplitData, question_batches
-from frozenbridge.sequence import Item
-from frozenbridge.train import load_connector, load_lora, run_seeds, train
-from frozenbridge.vlm import VLM
+from frozenbridge.core.backbones import load_language
+from frozenbridge.shapes.data.splits import generate_split, split_seeds
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.shapes.evaluate import eval_items, evaluate_split, exact_match, gap, percent
+from frozenbridge.shapes.vocab import wrong_pictures
+from frozenbridge.shapes.params import DataParams, EvaluateParams, Params, SplitSizes, TrainParams
+from frozenbridge.shapes.recipes import RECIPES
+from frozenbridge.shapes.rundata import SplitData, question_batches
+from frozenbridge.bridge.sequence import Item
+from frozenbridge.bridge.lora import load_lora
+from frozenbridge.bridge.saved_run import load_connector
+from frozenbridge.shapes.train import run_seeds, train
+from frozenbridge.bridge.model import VLM
 
 CPU = torch.device("cpu")
 
@@ -24,7 +27,8 @@ def tiny_split(n: int = 12, seed: int = 0) -> SplitData:
     cfg = DataParams(image_size=64, sizes=SplitSizes(train=n))
     table = generate_split("train", n, cfg, split_seeds(seed)["train"])
     feats = torch.randn(n, 16, 32, generator=torch.Generator().manual_seed(seed)).half()
-    meta = {"output_shape": [4, 4, 32], "encoder": "tiny", "revision": "x"}
+    meta = {"output_shape": [4, 4, 32], "encoder": "tiny", "revision": "x", "features": "patches", "layer": None,
+            "grid": [4, 4], "width": 32, "image_size": 64}
     return SplitData(table.column("caption").to_pylist(), table.column("questions").to_pylist(),
                      table.column("shapes").to_pylist(), feats, meta)
 
@@ -35,7 +39,7 @@ def params(**train) -> Params:
 
 @pytest.fixture()
 def lm(tiny_models):
-    return load_language(LanguageParams(name=str(tiny_models["qwen2"])))
+    return load_language(str(tiny_models["qwen2"]))
 
 
 def snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -59,7 +63,7 @@ def test_language_model_bit_identical_after_training(lm, tmp_path):
 
 @pytest.mark.parametrize("with_lora", [False, True])
 def test_gradients_reach_only_the_connector_and_lora(lm, with_lora):
-    from frozenbridge.train import add_lora
+    from frozenbridge.shapes.train import add_lora
 
     data, p = tiny_split(), params()
     if with_lora:
@@ -79,9 +83,40 @@ def test_lora_adapter_round_trips(lm, tiny_models, tmp_path):
     data, p = tiny_split(), params()
     train(p, None, 0, data, lm, CPU, False, tmp_path / "stage1")
     train(p, "caption_qa_lora", 0, data, lm, CPU, False, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
-    fresh = load_language(LanguageParams(name=str(tiny_models["qwen2"])))
-    assert load_lora(fresh, tmp_path / "lora") and any("lora_" in n for n, _ in fresh.model.named_parameters())
-    assert not load_lora(fresh, tmp_path / "stage1")
+    fresh = load_language(str(tiny_models["qwen2"]))
+    assert load_lora(fresh, tmp_path / "lora" / "lora") and any("lora_" in n for n, _ in fresh.model.named_parameters())
+    assert not load_lora(fresh, tmp_path / "stage1" / "lora")
+
+
+def test_a_saved_run_rebuilds_itself_from_its_directory_alone(lm, tiny_models, tmp_path):
+    """load_run(dir) needs no params.yaml: config.json names the encoder, the language model and the connector's
+    shape; the rebuilt model (LoRA included) writes what the trained one writes."""
+    import json
+
+    from frozenbridge.bridge.saved_run import load_run
+
+    data, p = tiny_split(), params()
+    train(p, None, 0, data, lm, CPU, False, tmp_path / "stage1")
+    train(p, "caption_qa_lora", 0, data, lm, CPU, False, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
+    config = json.loads((tmp_path / "lora" / "config.json").read_text())
+    assert config["encoder"] == {"name": "tiny", "revision": "x", "features": "patches", "layer": None,
+                                 "grid": [4, 4], "width": 32, "image_size": 64}
+    assert config["language"]["name"] == str(tiny_models["qwen2"]) and config["language"]["revision"]
+    assert config["connector"]["feature_shape"] == [4, 4, 32] and config["lora"] == {"rank": 8, "alpha": 16}
+    adapter = json.loads((tmp_path / "lora" / "lora" / "adapter_config.json").read_text())
+    assert adapter["base_model_name_or_path"] == config["language"]["name"]  # the params name, not a cache path
+    run = load_run(tmp_path / "lora", CPU, False)
+    assert run.model.lm is not lm and any("lora_" in n for n, _ in run.model.lm.model.named_parameters())
+    items = [Item(i, "Caption:", "") for i in range(3)]
+    fresh_lm = load_language(str(tiny_models["qwen2"]))
+    from frozenbridge.bridge.lora import load_lora as attach_saved
+
+    attach_saved(fresh_lm, tmp_path / "lora" / "lora")
+    expected = VLM(fresh_lm, load_connector(tmp_path / "lora"), CPU, False).generate(items, data.feats, 6)
+    assert run.model.generate(items, data.feats, 6) == expected
+    stage1 = load_run(tmp_path / "stage1", CPU, False)
+    assert json.loads((tmp_path / "stage1" / "config.json").read_text())["lora"] is None
+    assert not any("lora_" in n for n, _ in stage1.model.lm.model.named_parameters())
 
 
 def test_replicates_are_paired_across_recipes():
@@ -96,7 +131,7 @@ def test_replicates_are_paired_across_recipes():
 
 
 def test_learning_rate_schedule():
-    from frozenbridge.train import lr_factor
+    from frozenbridge.bridge.step import lr_factor
 
     assert [lr_factor(s, 10, "constant", 0.0) for s in (0, 9)] == [1.0, 1.0]
     warm = [lr_factor(s, 100, "cosine", 0.1) for s in range(100)]
@@ -106,8 +141,8 @@ def test_learning_rate_schedule():
 
 
 def test_questions_after_captions_have_their_own_schedule():
-    from frozenbridge.params import TrainParams
-    from frozenbridge.recipes import RECIPES, STAGE1
+    from frozenbridge.shapes.params import TrainParams
+    from frozenbridge.shapes.recipes import RECIPES, STAGE1
 
     p = TrainParams(stage1_schedule="constant", stage1_warmup=0.0, stage2_schedule="cosine", stage2_warmup=0.2)
     assert STAGE1.schedule(p) == ("constant", 0.0)

@@ -16,22 +16,22 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import statistics
 import time
 from dataclasses import dataclass
 
 import torch
 from PIL import Image
 
-from .backbones import load_language, load_vision
-from .connector import Connector
-from .data.draw import render
-from .data.scene import Shape
-from .params import LanguageParams, VisionParams
-from .generate import greedy_recompute
-from .precision import autocast, compile_layers, cpu_has_bf16, pick_device, prepare_frozen, use_bf16
-from .sequence import IGNORE, Item
-from .vlm import VLM
+from frozenbridge.core.backbones import load_language, load_vision
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.shapes.data.draw import render
+from frozenbridge.shapes.data.scene import Shape
+from frozenbridge.bridge.greedy import greedy_recompute
+from frozenbridge.core.device import pick_device
+from frozenbridge.core.measure import PeakMemory, machine, matmul_peak, mem_label, step_flops, timed
+from frozenbridge.core.precision import autocast, compile_layers, prepare_frozen, use_bf16
+from frozenbridge.bridge.sequence import IGNORE, Item
+from frozenbridge.bridge.model import VLM
 
 CAPTION = "an orange circle, a yellow circle and a purple triangle"
 
@@ -49,59 +49,6 @@ class Sizes:
 
 FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12, peak_size=2048)
 QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2, peak_size=512)
-
-
-class PeakMemory:
-    """Memory a training step needs beyond the weights.
-
-    CUDA: the allocator's peak during the step. CPU has no allocator statistics, so it counts the bytes of every
-    tensor autograd saves for the backward pass (the activations), which is what grows with tokens and batch;
-    the weights of `model` are not counted (they are saved by reference, not copied).
-    """
-
-    def __init__(self, device: torch.device, model: torch.nn.Module):
-        self.device, self.bytes = device, 0
-        self._seen = {(p.untyped_storage().data_ptr(), p.untyped_storage().nbytes()) for p in model.parameters()}
-
-    def _pack(self, t: torch.Tensor):
-        key = (t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-        if key not in self._seen:
-            self._seen.add(key)
-            self.bytes += key[1]
-        return t
-
-    def __enter__(self):
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-            torch.cuda.reset_peak_memory_stats(self.device)
-            self.base = torch.cuda.memory_allocated(self.device)
-        else:
-            self.hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
-            self.hooks.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
-            self.bytes = torch.cuda.max_memory_allocated(self.device) - self.base
-        else:
-            self.hooks.__exit__(*exc)
-        self.mb = self.bytes / 2**20
-
-
-def timed(fn, reps: int) -> float:
-    """Median seconds of `reps` calls after one warm-up call (on CUDA, until the queued kernels have finished)."""
-    def call():
-        fn()
-        if torch.cuda.is_initialized():
-            torch.cuda.synchronize()
-    call()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def pictures(n: int) -> list[Image.Image]:
@@ -135,11 +82,11 @@ def run(args) -> list[dict]:
     sizes = QUICK if args.quick else FULL
     device = pick_device(args.device)
     torch.manual_seed(0)
-    lm32 = load_language(LanguageParams(name=args.language))
+    lm32 = load_language(args.language)
     prepare_frozen(lm32.model, device, bf16=False)
     bf16 = use_bf16("auto", device)
     lm = frozen_copy(lm32, device, bf16)  # what training uses here: bf16 where the hardware has it
-    encoder = load_vision(VisionParams(name=args.vision)).to(device)
+    encoder = load_vision(args.vision, "patches", 10).to(device)
     shape = encoder.output_shape
     rows: list[dict] = []
 
@@ -241,34 +188,11 @@ def run(args) -> list[dict]:
     return rows
 
 
-def step_flops(step) -> int:
-    """Matmul FLOPs of one call of `step` (forward and backward), counted by PyTorch from the operands' shapes."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    with FlopCounterMode(display=False) as counter:
-        step()
-    return counter.get_total_flops()
-
-
-def matmul_peak(device: torch.device, dtype: torch.dtype, n: int, reps: int) -> float:
-    """This machine's own matmul throughput in FLOP/s: the best of a few large square products in `dtype`."""
-    best = 0.0
-    for size in (n // 2, n, 2 * n):
-        a = torch.randn(size, size, device=device, dtype=dtype)
-        b = torch.randn(size, size, device=device, dtype=dtype)
-        best = max(best, 2 * size ** 3 / timed(lambda: a @ b, max(3, reps)))
-    return best
-
-
 def frozen_copy(lm, device: torch.device, bf16: bool):
     """A second copy of the frozen language model, prepared for `bf16` (the original is left as it is)."""
     twin = copy.copy(lm)
     twin.model = prepare_frozen(copy.deepcopy(lm.model), device, bf16)
     return twin
-
-
-def mem_label(device: torch.device) -> str:
-    return "peak MB" if device.type == "cuda" else "saved for backward MB"
 
 
 def generation(vlm: VLM, feats: torch.Tensor, batch: int, new_tokens: int):
@@ -293,30 +217,18 @@ def siglip_b16(layers: int):
     """A SigLIP-B/16-sized vision tower with random weights, through the same encoder interface."""
     from transformers import SiglipImageProcessor, SiglipVisionConfig, SiglipVisionModel
 
-    from .backbones.vision import HFVision
+    from frozenbridge.core.backbones.vision import HFVision
 
     enc = HFVision.__new__(HFVision)
     torch.manual_seed(0)
     enc.model = SiglipVisionModel(SiglipVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=layers,
                                                      num_attention_heads=12, image_size=224, patch_size=16)).eval()
     enc.model.requires_grad_(False)
-    enc.is_clip, enc.features, enc.layer, enc.image_size = False, "patches", None, 224
+    enc.is_clip, enc.features, enc.layer, enc.image_size, enc.patch, enc.key = False, "patches", None, 224, (16, 16), "vision"
     enc.name, enc.revision = f"random SigLIP-B/16 ({layers} layers)", "random"
     enc.processor = SiglipImageProcessor(size={"height": 224, "width": 224})
     enc.probe_shape()
     return enc
-
-
-def machine(device: torch.device, quick: bool) -> dict:
-    import os
-    import platform
-
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-    else:
-        name = f"CPU, {os.cpu_count()} cores, {platform.machine()}, bf16 {'yes' if cpu_has_bf16() else 'no'}"
-    return {"device": name, "torch": torch.__version__, "mode": "quick" if quick else "full",
-            "date": time.strftime("%Y-%m-%d")}
 
 
 def format_table(rows: list[dict]) -> str:

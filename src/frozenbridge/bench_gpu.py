@@ -18,13 +18,14 @@ from pathlib import Path
 
 import torch
 
-from .backbones.language import LanguageModel
-from .bench import (PeakMemory, caption_items, frozen_copy, generation, machine, mem_label, pictures, siglip_b16,
-                    timed, train_step)
-from .connector import Connector
-from .precision import pick_device, prepare_frozen
-from .tiny import build_tokenizer
-from .vlm import VLM
+from frozenbridge.core.backbones.language import LanguageModel
+from frozenbridge.bench import caption_items, frozen_copy, generation, pictures, siglip_b16, train_step
+from frozenbridge.core.measure import PeakMemory, machine, mem_label, timed
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.core.device import pick_device
+from frozenbridge.core.precision import prepare_frozen
+from frozenbridge.tiny import build_tokenizer
+from frozenbridge.bridge.model import VLM
 
 QWEN25_05B = dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
                   num_key_value_heads=2, vocab_size=151936)

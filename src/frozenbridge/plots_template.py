@@ -25,7 +25,7 @@ import re
 import sys
 from pathlib import Path
 
-from frozenbridge.atomic import atomic_path
+from frozenbridge.core.atomic import atomic_path
 
 DEFAULT_PATH = Path(".dvc/plots/offline.html")
 

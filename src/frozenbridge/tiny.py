@@ -1,4 +1,5 @@
-"""Tiny random-weight backbones saved with save_pretrained: a CLIP, a SigLIP and a Qwen2-style LM with a tokenizer.
+"""Tiny random-weight backbones saved with save_pretrained: a CLIP, a SigLIP and a Qwen2-style LM with a tokenizer
+(and, for the family tests, ViT, DINOv2 with and without registers, and LayerNorm LMs: GPT-2, OPT, GPT-NeoX, Phi).
 
 They load through exactly the code path a hub id or local directory takes, so the whole pipeline can be exercised
 in seconds with no download: `python -m frozenbridge.tiny DIR` writes DIR/{clip,siglip,qwen2}.
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from .data.scene import COLORS, KINDS, NUMBER_WORDS
+from frozenbridge.shapes.vocab import COLORS, KINDS, NUMBER_WORDS
 
 SPECIALS = ["<|endoftext|>", "<|pad|>"]
 
@@ -106,6 +107,37 @@ def build_siglip(path: Path, image_size: int = 32, patch: int = 8) -> None:
     torch.manual_seed(0)
     SiglipModel(SiglipConfig(vision_config=_vision_cfg(image_size, patch), text_config=_text_cfg())).save_pretrained(path)
     SiglipImageProcessor(size={"height": image_size, "width": image_size}).save_pretrained(path)
+
+
+def build_vit(path: Path, image_size: int = 32, patch: int = 8) -> None:
+    """A ViT (one class token in front of the patches, a pooler on it)."""
+    from transformers import ViTConfig, ViTImageProcessor, ViTModel
+
+    torch.manual_seed(0)
+    ViTModel(ViTConfig(**_vision_cfg(image_size, patch))).save_pretrained(path)
+    ViTImageProcessor(size={"height": image_size, "width": image_size}).save_pretrained(path)
+
+
+def build_dinov2(path: Path, registers: int = 0, image_size: int = 32, patch: int = 8) -> None:
+    """A DINOv2 (class token, and `registers` register tokens when > 0, in front of the patches). Its processor
+    resizes the short side to 1.25x and center-crops to `image_size`, as DINOv2's does (256 -> 224)."""
+    import transformers
+    from transformers import BitImageProcessor
+
+    cfg = {k: v for k, v in _vision_cfg(image_size, patch).items() if k != "intermediate_size"}
+    torch.manual_seed(0)
+    if registers:
+        model = transformers.Dinov2WithRegistersModel(
+            transformers.Dinov2WithRegistersConfig(num_register_tokens=registers, **cfg))
+    else:
+        model = transformers.Dinov2Model(transformers.Dinov2Config(**cfg))
+    model.save_pretrained(path)
+    BitImageProcessor(size={"shortest_edge": image_size * 5 // 4}, crop_size={"height": image_size, "width": image_size},
+                      do_center_crop=True).save_pretrained(path)
+
+
+VISION_FAMILIES = {"clip": build_clip, "siglip": build_siglip, "vit": build_vit, "dinov2": build_dinov2,
+                   "dinov2_with_registers": lambda path: build_dinov2(path, registers=4)}
 
 
 def build_all(root: Path) -> dict[str, Path]:

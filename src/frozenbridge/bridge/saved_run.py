@@ -1,0 +1,114 @@
+"""A trained run that describes itself: `save_run(dir, ...)` writes the connector's weights, any LoRA adapter and a
+config.json naming the encoder (name, revision, features, layer, grid), the language model (name, revision) and
+the connector's shape; `load_run(dir)` alone rebuilds the model from them, with no params.yaml.
+
+    run/config.json      what the run was trained on and how the connector is shaped
+    run/connector.pt     the connector's state_dict
+    run/lora/            the peft adapter (LoRA runs only), its base model named as params.yaml names it
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.lora import load_lora, save_lora
+from frozenbridge.bridge.model import VLM
+from frozenbridge.core.backbones.language import LanguageModel, load_language
+from frozenbridge.core.errors import FrozenbridgeError
+
+log = logging.getLogger("frozenbridge.bridge")
+CONFIG, WEIGHTS, LORA = "config.json", "connector.pt", "lora"
+ENCODER_KEYS = ("name", "revision", "features", "layer", "grid", "width", "image_size")
+
+
+def encoder_config(feature_meta: dict) -> dict:
+    """The encoder's description from a feature cache's metadata (frozenbridge.core.feature_cache)."""
+    return {"name": feature_meta["encoder"], **{k: feature_meta[k] for k in ENCODER_KEYS[1:]}}
+
+
+def run_config(connector: Connector, encoder: dict, lm: LanguageModel, lora: dict | None = None) -> dict:
+    return {"encoder": encoder, "language": {"name": lm.name, "revision": lm.revision},
+            "connector": connector.config(), "lora": lora}
+
+
+def save_run(directory: Path, connector: Connector, encoder: dict, lm: LanguageModel, peft_model=None,
+             lora: dict | None = None) -> None:
+    """Write the run into `directory` (which exists; callers make it atomically). `encoder` is
+    `encoder_config(feature metadata)`; `lora` ({rank, alpha}) describes `peft_model` when there is one."""
+    directory = Path(directory)
+    torch.save(connector.state_dict(), directory / WEIGHTS)
+    if peft_model is not None:
+        save_lora(peft_model, directory / LORA, lm.name)
+    config = run_config(connector, encoder, lm, lora if peft_model is not None else None)
+    (directory / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+
+
+def read_config(directory: Path) -> dict:
+    path = Path(directory) / CONFIG
+    if not path.is_file():
+        raise FrozenbridgeError(f"{path}: no saved run here; train it first (`dvc repro`)")
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise FrozenbridgeError(f"{path}: not valid JSON ({err}); retrain the run") from None
+
+
+def load_connector(directory: Path, config: dict | None = None) -> Connector:
+    """The trained connector of a saved run, on the CPU."""
+    config = config or read_config(directory)
+    path = Path(directory) / WEIGHTS
+    if not path.is_file():
+        raise FrozenbridgeError(f"{path}: no trained connector here; run `dvc repro` to train it")
+    try:
+        connector = Connector(**config["connector"])
+        connector.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    except (RuntimeError, KeyError, TypeError, EOFError) as err:
+        raise FrozenbridgeError(f"{path}: unreadable connector ({err}); retrain the run") from None
+    return connector
+
+
+@dataclass
+class SavedRun:
+    config: dict
+    model: VLM
+
+    def encoder(self):
+        """The frozen encoder the run was trained on (for new pictures; cached features need none)."""
+        from frozenbridge.core.backbones.vision import load_vision
+
+        e = self.config["encoder"]
+        return load_vision(e["name"], e["features"], e["layer"], e["image_size"]).to(self.model.device)
+
+
+def load_run(directory: Path, device: torch.device | None = None, bf16: bool | None = None,
+             lm: LanguageModel | None = None) -> SavedRun:
+    """Rebuild a saved run: its language model (loaded by the name it was saved under, unless `lm` is given),
+    its LoRA adapter injected when it has one, its connector; on `device` (default: CPU, or CUDA when available)
+    in bf16 where the hardware has it unless `bf16` says."""
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.precision import prepare_frozen, use_bf16
+
+    directory = Path(directory)
+    config = read_config(directory)
+    connector = load_connector(directory, config)
+    if lm is None:
+        device = device or pick_device("auto")
+        bf16 = use_bf16("auto", device) if bf16 is None else bf16
+        lm = load_language(config["language"]["name"], key=f"{directory / CONFIG}: language.name")
+        prepare_frozen(lm.model, device, bf16)
+    elif lm.name != config["language"]["name"]:
+        raise FrozenbridgeError(f"{directory}: trained with language model {config['language']['name']!r}, "
+                                f"not {lm.name!r}")
+    if lm.revision != config["language"]["revision"]:
+        log.warning("%s: trained on %s revision %s, loaded revision %s", directory, lm.name,
+                    config["language"]["revision"], lm.revision)
+    if config.get("lora"):
+        load_lora(lm, directory / LORA)
+    device = device or next(lm.model.parameters()).device
+    return SavedRun(config, VLM(lm, connector.to(device), device, bool(bf16)))

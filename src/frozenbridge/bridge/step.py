@@ -1,0 +1,55 @@
+"""The connector's training step and the loop over a phase's steps, with its learning-rate schedule: one
+implementation for every study, for the pipeline and for the convergence sweep alike."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Iterator
+
+import torch
+from tqdm import tqdm
+
+from frozenbridge.bridge.model import VLM
+from frozenbridge.core.errors import FrozenbridgeError
+
+
+def lr_factor(step: int, steps: int, schedule: str, warmup: float) -> float:
+    """The learning rate of step `step` (0-based) of a phase of `steps`, as a fraction of the base rate: a linear
+    warmup over the first `warmup` of the phase, then constant or a cosine decay to a tenth."""
+    warm = int(round(warmup * steps))
+    if step < warm:
+        return (step + 1) / (warm + 1)
+    if schedule == "constant":
+        return 1.0
+    progress = min(1.0, (step - warm) / max(1, steps - warm))  # past the phase's end: stays at a tenth
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def training_step(vlm: VLM, items: list, feats: torch.Tensor, optimizer: torch.optim.Optimizer) -> torch.Tensor:
+    """One optimizer step on a batch of items; returns the loss (before the step)."""
+    loss = vlm.loss(items, feats)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimizer: torch.optim.Optimizer,
+                steps: int, name: str, desc: str | None = None, done: int = 0, schedule: tuple[str, float] = ("constant", 0.0),
+                schedule_steps: int | None = None, first_step: int = 0,
+                after_step: Callable[[int, float], bool | None] | None = None) -> None:
+    """Steps `done`..`steps` (`done` > 0 when resuming), the learning rate following `schedule` over
+    `schedule_steps` (default `steps`). `after_step(n, loss)` runs after step n and ends the loop when it returns
+    True. A loss that is not finite stops with a clear error naming the run (`name`) and the step (counted from
+    `first_step`); `desc` labels the progress bar."""
+    for group in optimizer.param_groups:
+        group.setdefault("base_lr", group["lr"])
+    for step in tqdm(range(done, steps), desc=desc or name, unit="step", initial=done, total=steps):
+        for group in optimizer.param_groups:
+            group["lr"] = group["base_lr"] * lr_factor(step, schedule_steps or steps, *schedule)
+        loss = training_step(vlm, next(batches), feats, optimizer)
+        if not torch.isfinite(loss):
+            raise FrozenbridgeError(f"{name}: loss is {loss.item()} at step {first_step + step + 1}; stopped, no "
+                                    "metrics written (lower the learning rate or check the features)")
+        if after_step is not None and after_step(step + 1, float(loss.item())):
+            return

@@ -1,0 +1,114 @@
+"""Cached frozen features in Parquet: one row a picture, the token grid kept as a fixed-shape tensor column.
+
+Files are written a batch (one row group) at a time, so memory is bounded by the batch, and carry the encoder's
+name, revision and output shape in their metadata so a reader can refuse features from another encoder.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+from PIL import Image
+from tqdm import tqdm
+
+from frozenbridge.core.atomic import atomic_path
+from frozenbridge.core.backbones.vision import VisionEncoder
+from frozenbridge.core.errors import FrozenbridgeError
+
+META_KEY = b"frozenbridge"
+NUMPY_DTYPES = {"float16": np.float16, "float32": np.float32}
+ARROW_DTYPES = {"float16": pa.float16(), "float32": pa.float32()}
+
+
+def _feature_type(dtype: str, tokens: int, width: int) -> pa.DataType:
+    # bfloat16 has no Arrow type: it is stored as its 16 raw bits (uint16) and viewed back on read
+    value = pa.uint16() if dtype == "bfloat16" else ARROW_DTYPES[dtype]
+    return pa.fixed_shape_tensor(value, (tokens, width))
+
+
+def _to_numpy(x: torch.Tensor, dtype: str) -> np.ndarray:
+    if dtype == "bfloat16":
+        return x.to(torch.bfloat16).view(torch.uint16).numpy()
+    return x.numpy().astype(NUMPY_DTYPES[dtype])
+
+
+def decode_png(data: bytes) -> Image.Image:
+    return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+def encode_images(encoder: VisionEncoder, batches: Iterator[tuple[np.ndarray, list[Image.Image]]], total: int,
+                  path: Path, dtype: str, extra_meta: dict, desc: str) -> dict:
+    """Encode (ids, pictures) batches and stream them into `path` (written atomically); returns its metadata."""
+    tokens = encoder.grid[0] * encoder.grid[1] if encoder.grid else 1
+    schema = pa.schema([("id", pa.int32()), ("features", _feature_type(dtype, tokens, encoder.width))])
+    meta = {**encoder.metadata(), "dtype": dtype, "tokens": tokens, **extra_meta}
+    schema = schema.with_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer, \
+            tqdm(total=total, desc=desc, unit="pic") as bar:
+        for ids, images in batches:
+            feats = _to_numpy(encoder.encode(images), dtype)
+            column = pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(feats))
+            writer.write_table(pa.Table.from_arrays([pa.array(ids, pa.int32()), column], schema=schema))
+            bar.update(len(ids))
+    return meta
+
+
+def picture_batches(parquet: Path, batch_size: int) -> Iterator[tuple[np.ndarray, list[Image.Image]]]:
+    """Stream (ids, decoded pictures) from a shapes Parquet file without loading it whole."""
+    for batch in pq.ParquetFile(parquet).iter_batches(batch_size=batch_size, columns=["id", "png"]):
+        yield batch.column("id").to_numpy(), [decode_png(b) for b in batch.column("png").to_pylist()]
+
+
+def read_metadata(path: str | Path) -> dict:
+    try:
+        schema = pq.read_schema(path)
+    except (OSError, pa.ArrowInvalid) as err:
+        raise FrozenbridgeError(f"{path}: not a readable Parquet file ({err}); rerun `dvc repro encode`") from None
+    raw = (schema.metadata or {}).get(META_KEY)
+    if raw is None:
+        raise FrozenbridgeError(f"{path}: no frozenbridge feature metadata; rerun `dvc repro encode`")
+    return json.loads(raw)
+
+
+def check_features(meta: dict, path: Path, name: str, features: str, layer: int | None, key: str = "vision") -> None:
+    """Refuse a cache made by another encoder, feature kind or layer than the params name (`key` is their section)."""
+    for field, want in (("encoder", name), ("features", features), ("layer", layer)):
+        if meta.get(field) != want:
+            raise FrozenbridgeError(f"{path}: features were made with {field} = {meta.get(field)!r} but params.yaml "
+                                    f"has {key}.{field if field != 'encoder' else 'name'} = {want!r}; rerun `dvc repro "
+                                    f"encode`")
+
+
+def load_feature_tensor(path: str | Path) -> tuple[np.ndarray, torch.Tensor, dict]:
+    """(ids, features as a torch tensor in their stored dtype, shape (rows, tokens, width), metadata).
+
+    Kept in the stored dtype (fp16 by default) so a large training set stays small in memory; the connector
+    casts each batch to float32.
+    """
+    meta = read_metadata(path)
+    try:
+        table = pq.read_table(path)
+        feats = table.column("features").combine_chunks().to_numpy_ndarray()
+    except (OSError, pa.ArrowInvalid, KeyError) as err:
+        raise FrozenbridgeError(f"{path}: unreadable feature file ({err}); rerun `dvc repro encode`") from None
+    tensor = torch.from_numpy(np.array(feats, copy=True))  # Arrow's buffer is read-only; torch wants its own
+    if meta["dtype"] == "bfloat16":
+        tensor = tensor.view(torch.int16).view(torch.bfloat16)
+    expected = (meta["tokens"], meta["width"])
+    if tuple(tensor.shape[1:]) != expected:
+        raise FrozenbridgeError(f"{path}: features of shape {tuple(tensor.shape[1:])}, but its metadata says "
+                                f"{expected}; rerun `dvc repro encode`")
+    return table.column("id").to_numpy(), tensor, meta
+
+
+def read_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(ids, features as float32 numpy of shape (rows, tokens, width), metadata)."""
+    ids, tensor, meta = load_feature_tensor(path)
+    return ids, tensor.float().numpy(), meta

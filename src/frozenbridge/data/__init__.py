@@ -1,1 +1,0 @@
-"""Generated pictures: scenes, drawing, captions, questions and the splits they are written to."""

@@ -1,0 +1,1 @@
+"""The shapes study's pictures: scenes, drawing, captions, questions and the splits they are written to."""

@@ -1,0 +1,162 @@
+"""The shapes study's view of params.yaml: its sections as typed dataclasses, validated once, up front, by every
+stage through the core's field-driven validator (`frozenbridge.core.config`).
+
+The study owns today's top-level keys (seed, device, replicates, recipes, data, vision, language, connector, train,
+evaluate); keys other studies own pass through untouched (`frozenbridge.studies`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frozenbridge.core.config import (boolean, choice, device, distinct_integers, fail, field, fraction, integer,
+                                      names, number, optional, parse, read_params_file, span, text)
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.shapes.data.draw import most_that_fit
+from frozenbridge.shapes.vocab import COLORS, KINDS, RECIPE_NAMES
+
+FEATURE_KINDS = ("patches", "pooled")
+PRECISIONS = ("auto", "bf16", "fp32")
+FEATURE_DTYPES = ("float16", "bfloat16", "float32")
+ORDERS = ("rows", "columns")
+SCHEDULES = ("constant", "cosine")
+
+
+def parse_pair(value: Any, key: str) -> tuple[str, str]:
+    """'red triangle' -> ('red', 'triangle'), checking both words."""
+    parts = value.split() if isinstance(value, str) else []
+    if len(parts) != 2 or parts[0] not in COLORS or parts[1] not in KINDS:
+        raise fail(key, value, f"'<color> <kind>' with color in {list(COLORS)} and kind in {list(KINDS)}")
+    return parts[0], parts[1]
+
+
+def pair_list(value: Any, key: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, list):
+        raise fail(key, value, "a list like ['red triangle', 'green circle']")
+    return tuple(parse_pair(p, f"{key}[{i}]") for i, p in enumerate(value))
+
+
+@dataclass(frozen=True)
+class SplitSizes:
+    train: int = field(1500, integer())
+    test_seen: int = field(120, integer())
+    test_heldout: int = field(120, integer())
+
+
+HELD_OUT = (("red", "triangle"), ("green", "circle"), ("blue", "square"))
+
+
+@dataclass(frozen=True)
+class DataParams:
+    seed: int = field(0, integer(0))
+    image_size: int = field(224, integer(32))
+    shapes: tuple[int, int] = field((2, 4), span(int, 1, 9))
+    shape_size: tuple[float, float] = field((0.18, 0.26), span(float, 0.05, 0.5))
+    held_out: tuple[tuple[str, str], ...] = field(HELD_OUT, pair_list, raw=[" ".join(p) for p in HELD_OUT])
+    sizes: SplitSizes = field(SplitSizes())
+
+    def validate(self, key: str) -> None:
+        held = [" ".join(p) for p in self.held_out]
+        for kind in KINDS:
+            if all((c, kind) in self.held_out for c in COLORS):
+                raise fail(f"{key}.held_out", held, f"a list that leaves at least one color of every kind ({kind})")
+        for color in COLORS:
+            if all((color, k) in self.held_out for k in KINDS):
+                raise fail(f"{key}.held_out", held, f"a list that leaves at least one kind of every color ({color})")
+        fit = most_that_fit(self.image_size, self.shape_size[0])
+        if self.shapes[1] > fit:
+            raise fail(f"{key}.shapes", list(self.shapes),
+                       f"at most {fit} shapes: no more fit a {self.image_size}px picture without overlap when the "
+                       f"smallest is {self.shape_size[0]} of its side ({key}.shape_size)")
+
+
+@dataclass(frozen=True)
+class VisionParams:
+    name: str = field("efficientnet-lite0",
+                      text("'efficientnet-lite0', a Hugging Face model id or a local directory"))
+    features: str = field("patches", choice(*FEATURE_KINDS))
+    layer: int | None = field(10, optional(integer(-(2 ** 31)), "an integer block/layer index, or null for the "
+                                                                 "encoder's final output"))
+    dtype: str = field("float16", choice(*FEATURE_DTYPES))
+    batch_size: int = field(32, integer())
+
+
+@dataclass(frozen=True)
+class LanguageParams:
+    name: str = field("smollm2-135m", text("'smollm2-135m', a Hugging Face model id or a local directory"))
+
+
+@dataclass(frozen=True)
+class ConnectorParams:
+    merge: int = field(2, integer())  # k: each k x k block of neighbouring patches becomes one token (1 = no merge)
+    hidden: int | None = field(None, optional(integer()))  # MLP hidden width; null = the language model's width
+    prefix_tokens: int = field(1, integer())  # tokens made from a pooled vector
+    order: str = field("columns", choice(*ORDERS))  # image tokens column by column (left to right) or row by row
+    norm: bool = field(False, boolean())  # LayerNorm on the connector's input
+    positions: bool = field(True, boolean())  # a learned vector per image token, added to its output
+    init_scale: float = field(1.0, number(0, 10))  # the last layer's initial weights are multiplied by this
+
+
+@dataclass(frozen=True)
+class TrainParams:
+    batch_size: int = field(16, integer())
+    lr: float = field(1e-3, number(0, 1))
+    # learning-rate schedules: stage 1 and qa (phases that start from a random connector), then the question phase
+    # that follows captions; constant, or cosine decay to a tenth of lr, after a linear warmup over a fraction
+    stage1_schedule: str = field("constant", choice(*SCHEDULES))
+    stage1_warmup: float = field(0.0, fraction())
+    stage2_schedule: str = field("cosine", choice(*SCHEDULES))
+    stage2_warmup: float = field(0.1, fraction())
+    stage1_steps: int = field(200, integer())
+    stage2_steps: int = field(150, integer())
+    mix_captions: int = field(4, integer())  # captions added to each stage-2 batch of the caption_qa_mix recipe
+    lora_rank: int = field(8, integer())
+    lora_alpha: int = field(16, integer())
+    lora_lr: float = field(1e-4, number(0, 1))
+    # auto: bf16 where the hardware has it (CPU bf16 instructions, CUDA), else fp32
+    precision: str = field("auto", choice(*PRECISIONS))
+    # steps between checkpoints (0 = none); a killed run resumes from the last one
+    checkpoint_every: int = field(20, integer(0))
+    # torch.compile each decoder layer of the frozen model for training (needs a C++ compiler)
+    compile: bool = field(False, boolean())
+
+
+@dataclass(frozen=True)
+class EvaluateParams:
+    items: int = field(60, integer())  # items per task and test set (captions: pictures; questions: of each type)
+    batch_size: int = field(32, integer())
+    caption_tokens: int = field(28, integer())  # most new tokens for a caption
+    answer_tokens: int = field(4, integer())  # most new tokens for an answer
+
+
+@dataclass(frozen=True)
+class Params:
+    seed: int = field(0, integer(0))
+    device: str = field("auto", device())  # auto: $FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU
+    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
+    recipes: tuple[str, ...] = field(("caption", "qa", "caption_qa"), names(RECIPE_NAMES))
+    data: DataParams = field(DataParams())
+    vision: VisionParams = field(VisionParams())
+    language: LanguageParams = field(LanguageParams())
+    connector: ConnectorParams = field(ConnectorParams())
+    train: TrainParams = field(TrainParams())
+    evaluate: EvaluateParams = field(EvaluateParams())
+
+    @classmethod
+    def parse(cls, raw: Any) -> "Params":
+        from frozenbridge.studies import top_level_keys
+
+        return parse(cls, raw, "", also_allowed=top_level_keys())
+
+
+def check_replicate(params: Params, replicate: int) -> int:
+    """A stage's --replicate must be one of params.yaml's replicates."""
+    if replicate not in params.replicates:
+        raise FrozenbridgeError(f"--replicate {replicate} is not in params.yaml replicates {list(params.replicates)}")
+    return replicate
+
+
+def load_params(path: str | Path = "params.yaml") -> Params:
+    return Params.parse(read_params_file(path))

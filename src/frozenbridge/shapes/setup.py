@@ -1,0 +1,51 @@
+"""What every training and evaluation stage sets up: device, precision, the frozen language model; the arguments
+and inputs the two training stages share."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import torch
+
+from frozenbridge.core.backbones import LanguageModel, load_language
+from frozenbridge.core.stage import stage_parser
+from frozenbridge.shapes.params import Params, check_replicate, load_params
+from frozenbridge.core.device import pick_device
+from frozenbridge.core.precision import compile_layers, describe, prepare_frozen, use_bf16
+from frozenbridge.shapes.rundata import SplitData, load_split
+
+log = logging.getLogger("frozenbridge")
+
+
+def setup(params: Params) -> tuple[torch.device, bool, LanguageModel]:
+    device = pick_device(params.device)
+    bf16 = use_bf16(params.train.precision, device)
+    lm = load_language(params.language.name)
+    prepare_frozen(lm.model, device, bf16)
+    log.info("device %s, %s for the frozen language model", device, describe(bf16))
+    return device, bf16, lm
+
+
+def training_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments of stages/stage1.py and stages/train.py."""
+    ap = stage_parser(doc)
+    ap.add_argument("--replicate", type=int, required=True, help="replicate index (one of params.yaml replicates)")
+    ap.add_argument("--data", default="data", help="directory holding shapes/ and features/")
+    ap.add_argument("--checkpoints", type=Path, default=Path("checkpoints"),
+                    help="where resumable state is kept while the run trains (default checkpoints/)")
+    return ap
+
+
+def start_training(args) -> tuple[Params, SplitData, torch.device, bool, LanguageModel]:
+    """Params checked, training features loaded and checked, then the frozen model: in that order, so bad input
+    fails before the slow part."""
+    params = load_params(args.params)
+    check_replicate(params, args.replicate)
+    data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
+    device, bf16, lm = setup(params)
+    if params.train.compile:
+        log.info("train.compile: %d decoder layers compiled (the first step compiles them)",
+                 compile_layers(lm.model))
+    return params, data, device, bf16, lm
