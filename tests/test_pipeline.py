@@ -142,6 +142,25 @@ def test_stage1_is_shared_not_retrained(project, first_repro):
     assert qa[1:4] != stage1[1:4]
 
 
+def test_analyses_of_the_runs_land_in_metrics(project, first_repro):
+    """analyze, probe, text and receipts run in the default pipeline."""
+    paired = json.loads((project / "metrics/paired.json").read_text())
+    assert set(paired) == {"qa vs caption_qa", "caption_qa vs caption_qa_mix", "caption_qa vs caption_qa_lora"}
+    cell = paired["qa vs caption_qa"]["heldout"]["count"]  # every held-out picture has a count question
+    assert cell["ahead"] + cell["tied"] + cell["behind"] == cell["replicates"] == 2
+    wrong = json.loads((project / "metrics/wrong_answers.json").read_text())
+    assert set(wrong) == set(RECIPES) - {"caption"} and wrong["qa"]["binding"]["replicates"] == 2
+    probes = json.loads((project / "metrics/probes.json").read_text())
+    assert {"encoder", "stage1", "qa", "caption_qa"} <= set(probes["places"]) and "caption" not in probes["places"]
+    text = json.loads((project / "metrics/text.json").read_text())
+    for recipe in ("caption", "qa", "caption_qa", "caption_qa_mix"):
+        assert all(r["equals_base"] and not r["lora"] for r in text["runs"][recipe].values())
+    assert all(r["lora"] for r in text["runs"]["caption_qa_lora"].values())
+    assert text["positions"]["two pictures and text"]["from_pictures"] == 2 * 4  # 4 tokens a tiny picture
+    receipts = json.loads((project / "metrics/receipts.json").read_text())
+    assert receipts["patch_embedding"]["max_difference"] < 1e-4 and receipts["language_first_moves"] == 0.0
+
+
 def test_second_repro_is_a_no_op(project, first_repro):
     stray = project / "src/frozenbridge/shapes/data/__pycache__/stray.cpython-311.pyc"
     stray.parent.mkdir(exist_ok=True)

@@ -1,0 +1,52 @@
+"""Stage text: text, a picture, or both, asked of every trained run rebuilt from its saved directory.
+
+Perplexity on a fixed passage of ordinary prose (no picture, so the connector never runs) beside the base language
+model's: runs whose language model stayed frozen give exactly the base number. The replies to the no-picture
+prompts. Positions taken by text only, one picture and two pictures. A two-picture question no run trained on
+("Which picture has a triangle, the first or the second?", exactly one has) on pairs of seen-pair test pictures, in
+both orders. What a picture costs in KV cache, merged and unmerged, at the picture's side and twice it. Writes
+metrics/text.json.
+"""
+
+from frozenbridge.bridge.token_cost import picture_cost
+from frozenbridge.core.atomic import write_json
+from frozenbridge.core.device import pick_device
+from frozenbridge.core.precision import use_bf16
+from frozenbridge.core.stage import require, run_cli
+from frozenbridge.shapes.stage_args import analysis_parser
+from frozenbridge.shapes.params import load_params
+from frozenbridge.shapes.rundata import load_split
+from frozenbridge.shapes.text_check import no_picture_replies, text_check
+from frozenbridge.shapes.two_pictures import ask, positions
+from frozenbridge.shapes.vocab import model_dir, run_dir
+
+
+def main() -> None:
+    ap = analysis_parser(__doc__)
+    args = ap.parse_args()
+    params = load_params(args.params)
+    for recipe in params.recipes:
+        for rep in params.replicates:
+            require(model_dir(args.runs, recipe, rep) / "config.json",
+                    run_dir(args.runs, recipe, rep) / "predictions.json", stage=f"evaluate@{recipe}-{rep}")
+    test = load_split("test_seen", f"{args.data}/shapes", f"{args.data}/features", params.vision)
+    device = pick_device(params.device)
+    bf16 = use_bf16(params.train.precision, device)
+    cfg = params.evaluate
+    layout: dict = {}
+
+    def also(model) -> dict:
+        layout.setdefault("positions", positions(model))
+        if model.connector.grid:
+            layout.setdefault("image_cost", {
+                **picture_cost(model.lm.model.config, model.connector.grid, model.connector.k, test.meta["image_size"]),
+                "caption": test.captions[0], "caption_tokens": len(model.tokens.ids(" " + test.captions[0]))})
+        return {"two_pictures": ask(model, test.feats, test.shapes, cfg.items, cfg.batch_size, cfg.answer_tokens)}
+    result = text_check(params.language.name, params.recipes, params.replicates, args.runs, device, bf16, also)
+    result.update(layout)
+    result["no_picture"] = no_picture_replies(params.recipes, params.replicates[0], args.runs)
+    write_json("metrics/text.json", result)
+
+
+if __name__ == "__main__":
+    run_cli(main)
