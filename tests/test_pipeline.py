@@ -143,7 +143,7 @@ def test_stage1_is_shared_not_retrained(project, first_repro):
 
 
 def test_analyses_of_the_runs_land_in_metrics(project, first_repro):
-    """analyze, probe, text and receipts run in the default pipeline."""
+    """analyze, probe, text and receipts run in the default pipeline; capacity is frozen (on demand)."""
     paired = json.loads((project / "metrics/paired.json").read_text())
     assert set(paired) == {"qa vs caption_qa", "caption_qa vs caption_qa_mix", "caption_qa vs caption_qa_lora"}
     cell = paired["qa vs caption_qa"]["heldout"]["count"]  # every held-out picture has a count question
@@ -159,6 +159,18 @@ def test_analyses_of_the_runs_land_in_metrics(project, first_repro):
     assert text["positions"]["two pictures and text"]["from_pictures"] == 2 * 4  # 4 tokens a tiny picture
     receipts = json.loads((project / "metrics/receipts.json").read_text())
     assert receipts["patch_embedding"]["max_difference"] < 1e-4 and receipts["language_first_moves"] == 0.0
+    assert "Running stage 'capacity'" not in first_repro.stdout
+
+
+def test_capacity_check_runs_on_demand(project, first_repro):
+    dvc("unfreeze", "capacity", cwd=project)
+    out = dvc("repro", "capacity", cwd=project).stdout
+    assert "Running stage 'capacity'" in out and "Running stage 'stage1@0'" not in out
+    cap = json.loads((project / "metrics/capacity.json").read_text())
+    assert [c["tokens"] for c in cap.values()] == [4, 16, 16]
+    params = [c["connector_params"] for c in cap.values()]
+    assert abs(params[2] - params[0]) / params[0] < 0.02 and params[1] < params[0]
+    dvc("freeze", "capacity", cwd=project)
 
 
 def test_second_repro_is_a_no_op(project, first_repro):

@@ -277,14 +277,14 @@ def capacity_table(cap: dict) -> list[str]:
     """metrics/capacity.json (on demand): stage 1 merged vs unmerged vs unmerged size-matched."""
     if not cap:
         return []
-    rows = ["The capacity check (`python stages/capacity.py`, on demand; `metrics/capacity.json`): stage 1 "
+    rows = ["The capacity check (on demand: `dvc unfreeze capacity && dvc repro capacity`; `metrics/capacity.json`): stage 1 "
             "from scratch three ways; exact seen-pair captions, final loss and seconds a step, median over replicates "
             "(each replicate's exact captions in brackets):", "",
             "| connector | image tokens | parameters | exact captions, % | final loss | s a step |",
             "|---|---:|---:|---:|---:|---:|"]
     for name, c in cap.items():
         each = ", ".join(f"{r['exact']:g}" for r in c["runs"])
-        rows.append(f"| {name} | {c['tokens']} | {c['connector_params']:,} | {c['exact']:g} ({each}) | "
+        rows.append(f"| {name} | {c['tokens']} | {c['connector_params']:,} | {c['exact']:.2f} ({each}) | "
                     f"{c['final_loss']:.4f} | {c['step_seconds']:.2f} |")
     return rows + [""]
 
