@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from frozenbridge.core.config import read_yaml
-from frozenbridge.shapes.tables import BENCH_FILES, shapes_results
+from frozenbridge.shapes.tables import BENCH_FILES, experiment_results, shapes_results
 
 START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
 
@@ -70,6 +70,8 @@ def render(metrics: Path) -> str:
     params = read_yaml(params_path.read_text()) if params_path.is_file() else None
     results, sweep = shapes_results(metrics, bench, params)
     parts = list(results)
+    for folder in sorted((metrics.parent / "results").glob("*/")):
+        parts += experiment_results(folder)
     if (repro := _load(bench / "repro.json")) is not None:
         parts += repro_time(repro)
     parts += sweep

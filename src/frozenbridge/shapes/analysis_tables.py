@@ -42,10 +42,8 @@ def wrong_answers_table(wrong: dict) -> list[str]:
     return rows + [""]
 
 
-def text_table(text: dict) -> list[str]:
-    """metrics/text.json: perplexity on the passage per run beside the base model, and the no-picture replies."""
-    if not text:
-        return []
+def perplexity_table(text: dict) -> list[str]:
+    """metrics/text.json: each run's perplexity on the passage beside the base model's."""
     rows = [f"The language model's text (`metrics/text.json`): perplexity on the package's passage of plain prose "
             f"({text['passage_tokens']} tokens, no picture), base model {text['base']:g}:", "",
             "| recipe | replicate | perplexity | exactly the base model's | LoRA |", "|---|---:|---:|---|---|"]
@@ -53,6 +51,14 @@ def text_table(text: dict) -> list[str]:
         for rep, r in reps.items():
             rows.append(f"| {recipe} | {rep} | {r['perplexity']:g} | {'yes' if r['equals_base'] else 'no'} | "
                         f"{'yes' if r['lora'] else 'no'} |")
+    return rows
+
+
+def text_table(text: dict) -> list[str]:
+    """metrics/text.json: perplexity on the passage per run beside the base model, and the no-picture replies."""
+    if not text:
+        return []
+    rows = perplexity_table(text)
     if text.get("positions"):
         rows += ["", "Positions in the sequence (the count question; `metrics/text.json`):", "",
                  "| input | positions | from pictures |", "|---|---:|---:|"]

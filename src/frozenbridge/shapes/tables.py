@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from frozenbridge.shapes.analysis_tables import (_range, capacity_table, image_cost_table, paired_analysis_table,
-                                                 probes_table, receipts_table, text_table, wrong_answers_table)
+                                                 perplexity_table, probes_table, receipts_table, text_table,
+                                                 wrong_answers_table)
 from frozenbridge.shapes.reading import reading
 from frozenbridge.shapes.vocab import SPLITS, TASKS, TESTS
 
@@ -192,6 +193,22 @@ def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[lis
     if (frontier := _load(bench / "converge-heldout.json")) is not None:
         sweep += heldout_curve_table(frontier)
     return parts, sweep
+
+
+def experiment_results(folder: Path) -> list[str]:
+    """An on-demand experiment kept by `python -m frozenbridge.snapshot`: its recipes, paired replicates, perplexity."""
+    exp = _load(folder / "experiment.json")
+    if exp is None:
+        return []
+    metrics = folder / "metrics"
+    parts = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; "
+             f"its metrics kept in `results/{folder.name}/` by `python -m frozenbridge.snapshot`). Exact match, %:", ""]
+    if (scores := _load(metrics / "scores.json")) is not None:
+        parts += [*recipe_table(scores), ""]
+    parts += paired_analysis_table(_load(metrics / "paired.json") or {})
+    if text := _load(metrics / "text.json"):
+        parts += [*perplexity_table(text), ""]
+    return parts
 
 
 BENCH_FILES = ("converge.json", "converge-heldout.json")  # bench/ files these tables read
