@@ -78,34 +78,34 @@ def test_exponent_numbers_read_as_numbers(tmp_path):
 
 
 @dataclass(frozen=True)
-class DigitsSection:
+class ToySection:
     epochs: int = field(24, integer())
     hidden: int = field(64, integer())
 
 
 @dataclass(frozen=True)
-class Digits:
+class Toy:
     """A second study as a later one adds it: its own section (and the shared seed), checked by the core."""
 
     seed: int = field(0, integer(0))
-    digits: DigitsSection = field(DigitsSection())
+    toy: ToySection = field(ToySection())
 
 
 def test_a_second_study_adds_its_section_without_touching_the_core(tmp_path, monkeypatch):
     import frozenbridge.studies as studies
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    raw["digits"] = {"epochs": 3, "hidden": 64}
+    raw["toy"] = {"epochs": 3, "hidden": 64}
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(raw))
-    with pytest.raises(FrozenbridgeError, match="unknown key digits"):
+    with pytest.raises(FrozenbridgeError, match="unknown key toy"):
         load_params(path)  # no study owns it yet
-    monkeypatch.setitem(studies.STUDY_PARAMS, "digits", f"{__name__}:Digits")
+    monkeypatch.setitem(studies.STUDY_PARAMS, "toy", f"{__name__}:Toy")
     assert load_params(path) == Params()  # the shapes study lets the other study's section pass
-    assert parse(Digits, raw, "", also_allowed=studies.top_level_keys()).digits == DigitsSection(3, 64)
-    raw["digits"]["epochs"] = 0
-    with pytest.raises(FrozenbridgeError, match=r"params.yaml: digits.epochs = 0 is not allowed; expected an "):
-        parse(Digits, raw, "", also_allowed=studies.top_level_keys())
-    raw["digits"] = {"epoch": 1}
-    with pytest.raises(FrozenbridgeError, match="unknown key digits.epoch; allowed keys under digits: epochs, hidden"):
-        parse(Digits, raw, "", also_allowed=studies.top_level_keys())
+    assert parse(Toy, raw, "", also_allowed=studies.top_level_keys()).toy == ToySection(3, 64)
+    raw["toy"]["epochs"] = 0
+    with pytest.raises(FrozenbridgeError, match=r"params.yaml: toy.epochs = 0 is not allowed; expected an "):
+        parse(Toy, raw, "", also_allowed=studies.top_level_keys())
+    raw["toy"] = {"epoch": 1}
+    with pytest.raises(FrozenbridgeError, match="unknown key toy.epoch; allowed keys under toy: epochs, hidden"):
+        parse(Toy, raw, "", also_allowed=studies.top_level_keys())

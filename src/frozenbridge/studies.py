@@ -8,6 +8,7 @@ import importlib
 
 STUDY_PARAMS = {
     "shapes": "frozenbridge.shapes.params:Params",
+    "digits": "frozenbridge.digits.params:Params",
 }
 
 

@@ -188,6 +188,17 @@ def distinct_integers(example: str) -> Check:
     return check
 
 
+def integer_list(minimum: int, example: str, distinct: bool = False) -> Check:
+    """A non-empty list of integers >= minimum (without repeats when `distinct`), as a tuple."""
+    what = f"a non-empty list of {'distinct ' if distinct else ''}integers >= {minimum}, e.g. {example}"
+
+    def check(value, key):
+        if not isinstance(value, list) or not value or (distinct and len(set(value)) != len(value)):
+            raise fail(key, value, what)
+        return tuple(integer(minimum)(v, f"{key}[{i}]") for i, v in enumerate(value))
+    return check
+
+
 def valid_device_name(name: str) -> bool:
     return name in ("auto", "cpu", "cuda") or (name.startswith("cuda:") and name[5:].isdigit())
 
