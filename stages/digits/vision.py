@@ -44,7 +44,8 @@ def main() -> None:
     with atomic_path(FEATURES) as tmp:
         tmp.mkdir(parents=True)
         for name, digits in zip(SPLITS, (train, test)):
-            batches = ((digits.ids[i:i + 1000], digits.floats()[i:i + 1000]) for i in range(0, len(digits), 1000))
+            pixels = digits.floats()
+            batches = ((digits.ids[i:i + 1000], pixels[i:i + 1000]) for i in range(0, len(digits), 1000))
             encode_images(encoder, batches, len(digits), tmp / f"{name}.parquet", "float32", {"split": name},
                           f"vectors {name}")
     write_json(METRICS / "classifier.json", {
