@@ -118,6 +118,7 @@ def report(exe, tmp_path_factory) -> dict:
 
 def test_every_chart_draws_its_marks(report):
     titles = [c["title"] for c in report["charts"]]
+    assert not [t for t in titles if ".csv" in t], f"a CSV drawn by DVC's default template: {titles}"
     assert any("Exact match" in t for t in titles) and any("loss" in t.lower() for t in titles), titles
     for chart in report["charts"]:
         assert chart["marks"], f"{chart['title']}: nothing drawn"
@@ -133,6 +134,16 @@ def test_scores_chart_is_true_to_the_csv_and_never_above_100(report):
     assert drawn == {(r["recipe"], r["test"], r["task"], r["condition"]): float(r["median"]) for r in rows}
     # the right picture and its three controls side by side: four bars for every recipe, test set and task
     assert {k[3] for k in drawn} == {"right", "blank", "wrong", "none"}
+
+
+def test_retrieval_chart_shows_every_tower_true_to_the_csv(report):
+    chart = next(c for c in report["charts"] if "Retrieval: recall@1" in c["title"])
+    drawn = {(v["tower"], v["test"], v["length"], v["direction"]): float(v["R@1 median"])
+             for kind, label in chart["marks"] if kind == "bar" for v in [label_values(label)]}
+    with open(ROOT / "plots" / "retrieval" / "recall.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert drawn == {(r["tower"], r["test"], r["length"], r["direction"]): float(r["median"]) for r in rows}
+    assert len({k[0] for k in drawn}) >= 3  # adaptor, linear, from scratch side by side
 
 
 def test_all_loss_curves_share_one_chart_coloured_by_recipe(report):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from frozenbridge.retrieval.contrastive import MAX_SCALE, Temperature, info_nce, similarity
-from frozenbridge.retrieval.recall import match_ranks, recall_at
+from frozenbridge.retrieval.recall import chance_recall, match_ranks, recall_at, recall_relevant, relevant_ranks
 
 
 def test_a_perfect_pairing_scores_lower_loss_than_a_shuffled_one():
@@ -25,10 +25,10 @@ def test_the_loss_is_symmetric_and_the_temperature_learns_within_its_cap():
     a, b = torch.randn(8, 4), torch.randn(8, 4)
     assert torch.allclose(info_nce(a, b, 10.0), info_nce(b, a, 10.0))
     t = Temperature(0.07)
-    assert float(t()) == pytest.approx(1 / 0.07, rel=1e-5)
+    assert float(t().detach()) == pytest.approx(1 / 0.07, rel=1e-5)
     with torch.no_grad():
         t.log_scale.fill_(10.0)
-    assert float(t()) == pytest.approx(MAX_SCALE)
+    assert float(t().detach()) == pytest.approx(MAX_SCALE)
     loss = info_nce(a, b, t())
     loss.backward()
     assert t.log_scale.grad is not None
@@ -57,3 +57,37 @@ def test_ties_never_help_a_collapsed_model():
 def test_similarity_is_cosine():
     a = torch.tensor([[3.0, 0.0], [0.0, 2.0]])
     assert torch.allclose(similarity(a, a), torch.eye(2))
+
+
+def test_with_several_right_texts_the_loss_counts_them_all_and_square_masks_agree():
+    torch.manual_seed(2)
+    images, texts = torch.randn(4, 6), torch.randn(4, 6)
+    eye = torch.eye(4, dtype=torch.bool)
+    assert torch.allclose(info_nce(images, texts, 5.0, eye), info_nce(images, texts, 5.0))
+    # a text that is right for two pictures: pulling it toward both is not punished as a negative
+    texts2 = torch.cat([texts, images[:1] + images[1:2]])
+    pos = torch.zeros(4, 5, dtype=torch.bool)
+    pos[torch.arange(4), torch.arange(4)] = True
+    pos[0, 4] = pos[1, 4] = True
+    wrong = pos.clone()
+    wrong[0, 4] = wrong[1, 4] = False
+    wrong[2, 4] = True
+    assert info_nce(images, texts2, 10.0, pos) < info_nce(images, texts2, 10.0, wrong)
+    with pytest.raises(ValueError, match="positive"):
+        info_nce(images, texts, 5.0, torch.zeros(4, 4, dtype=torch.bool))
+
+
+def test_recall_with_several_right_candidates_and_its_chance_level():
+    s = np.array([[0.9, 0.8, 0.1],    # right: 1 -> text 0 (wrong) beats it: rank 1
+                  [0.2, 0.3, 0.4],    # right: 0 and 2 -> text 2 is first: rank 0
+                  [0.5, 0.5, 0.1]])   # right: 1 -> tie with wrong text 0 counts against: rank 1
+    rel = np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]], dtype=bool)
+    assert relevant_ranks(s, rel).tolist() == [1, 0, 1]
+    assert recall_relevant(s, rel, ks=(1, 2)) == {"R@1": pytest.approx(1 / 3, abs=1e-6), "R@2": 1.0}
+    # a square identity relevance is the matched-pair case
+    m = np.random.default_rng(0).random((6, 6))
+    assert recall_relevant(m, np.eye(6, dtype=bool)) == recall_at(m)["image_to_text"]
+    # chance: one right of 3 -> 1/3 at K=1; two right of 3 -> 2/3; K = 3 always hits
+    assert chance_recall(rel, ks=(1, 3)) == {"R@1": pytest.approx((1 / 3 + 2 / 3 + 1 / 3) / 3, abs=1e-6), "R@3": 1.0}
+    with pytest.raises(ValueError, match="right candidate"):
+        recall_relevant(s, np.zeros((3, 3), dtype=bool))

@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 from frozenbridge.core.config import read_yaml
+from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.digits.tables import digits_results
+from frozenbridge.retrieval.tables import retrieval_results
 from frozenbridge.shapes.tables import BENCH_FILES, experiment_results, shapes_results
 
 START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
 
 
-def _load(path: Path) -> dict | None:
-    return json.loads(path.read_text()) if path.is_file() else None
 
 def _minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
@@ -81,10 +81,11 @@ def render(metrics: Path) -> str:
     parts = list(results)
     for folder in sorted((metrics.parent / "results").glob("*/")):
         parts += experiment_results(folder)
-    if (repro := _load(bench / "repro.json")) is not None:
+    if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += repro_time(repro)
     parts += sweep
     parts += digits_results(metrics)
+    parts += retrieval_results(metrics)
     for path in sorted(bench.glob("*.json")):
         if path.name != "repro.json" and path.name not in BENCH_FILES:
             saved = json.loads(path.read_text())

@@ -9,6 +9,7 @@ import importlib
 STUDY_PARAMS = {
     "shapes": "frozenbridge.shapes.params:Params",
     "digits": "frozenbridge.digits.params:Params",
+    "retrieval": "frozenbridge.retrieval.params:Params",
 }
 
 

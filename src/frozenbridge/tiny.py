@@ -87,15 +87,20 @@ def _vision_cfg(image_size: int, patch: int) -> dict:
                 image_size=image_size, patch_size=patch)
 
 
-def _text_cfg() -> dict:
-    return dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, vocab_size=99)
+def _text_cfg(path: Path) -> dict:
+    """A one-layer text tower with the tiny tokenizer, saved beside it (the retrieval study embeds captions)."""
+    tokenizer = build_tokenizer(path)
+    return dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                vocab_size=len(tokenizer), max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
+                eos_token_id=tokenizer.eos_token_id)
 
 
 def build_clip(path: Path, image_size: int = 32, patch: int = 8) -> None:
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel
 
+    text = _text_cfg(path)
     torch.manual_seed(0)
-    CLIPModel(CLIPConfig(vision_config=_vision_cfg(image_size, patch), text_config=_text_cfg(),
+    CLIPModel(CLIPConfig(vision_config=_vision_cfg(image_size, patch), text_config=text,
                          projection_dim=24)).save_pretrained(path)
     CLIPImageProcessor(size={"shortest_edge": image_size},
                        crop_size={"height": image_size, "width": image_size}).save_pretrained(path)
@@ -104,8 +109,9 @@ def build_clip(path: Path, image_size: int = 32, patch: int = 8) -> None:
 def build_siglip(path: Path, image_size: int = 32, patch: int = 8) -> None:
     from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel
 
+    text = _text_cfg(path)
     torch.manual_seed(0)
-    SiglipModel(SiglipConfig(vision_config=_vision_cfg(image_size, patch), text_config=_text_cfg())).save_pretrained(path)
+    SiglipModel(SiglipConfig(vision_config=_vision_cfg(image_size, patch), text_config=text)).save_pretrained(path)
     SiglipImageProcessor(size={"height": image_size, "width": image_size}).save_pretrained(path)
 
 

@@ -90,7 +90,7 @@ def load_run(directory: Path, device: torch.device | None = None, bf16: bool | N
              lm: LanguageModel | None = None) -> SavedRun:
     """Rebuild a saved run: its language model (loaded by the name it was saved under, unless `lm` is given),
     its LoRA adapter injected when it has one, its connector; on `device` (default: CPU, or CUDA when available)
-    in bf16 where the hardware has it unless `bf16` says."""
+    in bf16 where the hardware has it unless `bf16` says (with `lm` given: the precision its weights are in)."""
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.precision import prepare_frozen, use_bf16
 
@@ -110,5 +110,8 @@ def load_run(directory: Path, device: torch.device | None = None, bf16: bool | N
                     config["language"]["revision"], lm.revision)
     if config.get("lora"):
         load_lora(lm, directory / LORA)
-    device = device or next(lm.model.parameters()).device
+    weights = next(lm.model.parameters())
+    device = device or weights.device
+    if bf16 is None:
+        bf16 = weights.dtype == torch.bfloat16
     return SavedRun(config, VLM(lm, connector.to(device), device, bool(bf16)))

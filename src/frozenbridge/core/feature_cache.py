@@ -43,20 +43,28 @@ def decode_png(data: bytes) -> Image.Image:
     return Image.open(io.BytesIO(data)).convert("RGB")
 
 
+def write_features(path: Path, batches: Iterator[tuple[np.ndarray, torch.Tensor, dict]], total: int, dtype: str,
+                   meta: dict, desc: str, unit: str = "pic", extra: tuple[pa.Field, ...] = ()) -> None:
+    """Stream (ids, features (rows, tokens, width), {extra column: values}) batches into `path`, written atomically,
+    one row group a batch, with `meta` (which must give `tokens` and `width`) in the schema."""
+    schema = pa.schema([("id", pa.int32()), ("features", _feature_type(dtype, meta["tokens"], meta["width"])),
+                        *extra])
+    schema = schema.with_metadata({META_KEY: json.dumps({**meta, "dtype": dtype}, sort_keys=True).encode()})
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer, \
+            tqdm(total=total, desc=desc, unit=unit) as bar:
+        for ids, feats, columns in batches:
+            column = pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(_to_numpy(feats, dtype)))
+            arrays = [pa.array(ids, pa.int32()), column] + [pa.array(columns[f.name], f.type) for f in extra]
+            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
+            bar.update(len(ids))
+
+
 def encode_images(encoder: VisionEncoder, batches: Iterator[tuple[np.ndarray, list[Image.Image]]], total: int,
                   path: Path, dtype: str, extra_meta: dict, desc: str) -> dict:
     """Encode (ids, pictures) batches and stream them into `path` (written atomically); returns its metadata."""
     tokens = encoder.grid[0] * encoder.grid[1] if encoder.grid else 1
-    schema = pa.schema([("id", pa.int32()), ("features", _feature_type(dtype, tokens, encoder.width))])
     meta = {**encoder.metadata(), "dtype": dtype, "tokens": tokens, **extra_meta}
-    schema = schema.with_metadata({META_KEY: json.dumps(meta, sort_keys=True).encode()})
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer, \
-            tqdm(total=total, desc=desc, unit="pic") as bar:
-        for ids, images in batches:
-            feats = _to_numpy(encoder.encode(images), dtype)
-            column = pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(feats))
-            writer.write_table(pa.Table.from_arrays([pa.array(ids, pa.int32()), column], schema=schema))
-            bar.update(len(ids))
+    write_features(path, ((ids, encoder.encode(images), {}) for ids, images in batches), total, dtype, meta, desc)
     return meta
 
 

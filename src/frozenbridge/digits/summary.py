@@ -12,13 +12,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from frozenbridge.core.errors import FrozenbridgeError  # noqa: E402
+from frozenbridge.core.summary import spread  # noqa: E402
 from frozenbridge.digits.paths import adapter_dir  # noqa: E402
 
 CHANCE = 0.1
-
-
-def spread(values: list[float]) -> dict:
-    return {"median": round(statistics.median(values), 6), "min": min(values), "max": max(values)}
 
 
 def load_results(tokens: tuple[int, ...], replicates: tuple[int, ...], runs: Path = Path("runs")) -> dict:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from frozenbridge.core.summary import read_json_if_present
 
 # tiny-models-digit-captioning (the reference): its classifier's test accuracy, its 8-token adapter after 24 epochs,
 # and what it says of one prefix token ("barely beat chance", no number given)
 REFERENCE = {"ceiling": 0.9307, "adapter": 0.9220, "language_loss": 0.1206, "adapter_parameters": 37440}
-
-
-def _load(path: Path) -> dict | None:
-    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def _spread(s: dict) -> str:
@@ -20,8 +17,8 @@ def _spread(s: dict) -> str:
 
 def digits_results(metrics: Path) -> list[str]:
     folder = metrics / "digits"
-    data, cls = _load(folder / "data.json"), _load(folder / "classifier.json")
-    lang, adapter = _load(folder / "language.json"), _load(folder / "adapter.json")
+    data, cls = read_json_if_present(folder / "data.json"), read_json_if_present(folder / "classifier.json")
+    lang, adapter = read_json_if_present(folder / "language.json"), read_json_if_present(folder / "adapter.json")
     if not (data and cls and lang and adapter):
         return []
     by = adapter["by_tokens"]

@@ -1,4 +1,5 @@
-"""Recall@K from a similarity matrix whose row i and column i are the matched pair (torch-free)."""
+"""Recall@K from a similarity matrix: matched pairs on its diagonal, or a mask of which candidates are right for
+which query (several may be: any picture with a red circle is right for "a red circle") (torch-free)."""
 
 from __future__ import annotations
 
@@ -25,3 +26,31 @@ def recall_at(similarity: np.ndarray, ks: tuple[int, ...] = (1, 5)) -> dict[str,
         r = match_ranks(m)
         out[name] = {f"R@{k}": round(float((r < k).mean()), 6) for k in ks}
     return out
+
+
+def relevant_ranks(similarity: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """For each query (row), how many wrong candidates score at least as high as its best right one (ties against)."""
+    s, rel = np.asarray(similarity, dtype=np.float64), np.asarray(relevant, dtype=bool)
+    if s.shape != rel.shape:
+        raise ValueError(f"similarity {s.shape} and relevance {rel.shape} differ in shape")
+    if not rel.any(1).all():
+        raise ValueError("every query needs at least one right candidate")
+    best = np.where(rel, s, -np.inf).max(1, keepdims=True)
+    return ((s >= best) & ~rel).sum(1)
+
+
+def recall_relevant(similarity: np.ndarray, relevant: np.ndarray, ks: tuple[int, ...] = (1, 5)) -> dict[str, float]:
+    """{'R@1': .., 'R@5': ..}: the share of queries with a right candidate among their top K."""
+    r = relevant_ranks(similarity, relevant)
+    return {f"R@{k}": round(float((r < k).mean()), 6) for k in ks}
+
+
+def chance_recall(relevant: np.ndarray, ks: tuple[int, ...] = (1, 5)) -> dict[str, float]:
+    """What a random ranking scores in expectation: a query with r right of m candidates misses its top K with
+    probability C(m - r, K) / C(m, K)."""
+    from math import comb
+
+    rel = np.asarray(relevant, dtype=bool)
+    m, right = rel.shape[1], rel.sum(1)
+    return {f"R@{k}": round(float(np.mean([1 - comb(m - r, k) / comb(m, k) if k < m else 1.0 for r in right])), 6)
+            for k in ks}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
-import statistics
 from pathlib import Path
 
+from frozenbridge.core.summary import spread
 from frozenbridge.shapes.vocab import CONDITIONS, TASKS, TESTS, model_dir, run_dir
 
 STATS = ("right", "gap")
@@ -14,7 +14,7 @@ CONTROL_STATS = ("blank", "wrong", "none", "wrong_vs_shown")
 
 
 def summary(values: list[float]) -> dict:
-    return {"median": round(statistics.median(values), 2), "min": round(min(values), 2), "max": round(max(values), 2)}
+    return spread(values, 2)
 
 
 def load_scores(runs: Path, recipes: tuple[str, ...], replicates: tuple[int, ...]) -> dict[str, list[dict]]:

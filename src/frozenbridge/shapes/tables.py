@@ -5,18 +5,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.shapes.analysis_tables import (_range, capacity_table, image_cost_table, paired_analysis_table,
                                                  perplexity_table, probes_table, receipts_table, text_table,
                                                  wrong_answers_table)
 from frozenbridge.shapes.reading import reading
 from frozenbridge.shapes.vocab import SPLITS, TASKS, TESTS
-
-
-def _load(path: Path) -> dict | None:
-    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def data_table(data: dict) -> list[str]:
@@ -162,51 +158,51 @@ def _matches(overrides: dict, params: dict) -> bool:
 def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[list[str], list[str]]:
     """(the results tables and the reading from metrics/, the convergence tables from bench/)."""
     parts: list[str] = []
-    data, enc = _load(metrics / "data.json"), _load(metrics / "encode.json")
+    data, enc = read_json_if_present(metrics / "data.json"), read_json_if_present(metrics / "encode.json")
     if data:
         parts += ["Generated data (`metrics/data.json`):", "", *data_table(data), "",
                   *color_kind_table(data["train_color_kind"]), ""]
     if enc:
         parts += ["Cached features (`metrics/encode.json`):", "", *encode_table(enc), ""]
-    scores, controls = _load(metrics / "scores.json"), _load(metrics / "controls.json")
+    scores, controls = read_json_if_present(metrics / "scores.json"), read_json_if_present(metrics / "controls.json")
     if scores and controls:
         parts += ["Exact match, % (median [min–max] over replicates; gap = right − max(blank, wrong, none)) from "
                   "`metrics/scores.json` and `metrics/controls.json`:", "",
                   *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
-        reps = _load(metrics / "replicates.json")
+        reps = read_json_if_present(metrics / "replicates.json")
         parts += [*paired_table(reps or {}), *reading(scores, controls, reps)]
-    parts += paired_analysis_table(_load(metrics / "paired.json") or {})
-    wrong = _load(metrics / "wrong_answers.json") or {}
+    parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
+    wrong = read_json_if_present(metrics / "wrong_answers.json") or {}
     parts += wrong_answers_table(wrong)
     if wrong and data:
         parts += ["Beside it, the training colors by kind (a kind's two largest are its \"common\" colors):", "",
                   *color_kind_table(data["train_color_kind"]), ""]
-    parts += probes_table(_load(metrics / "probes.json") or {})
-    text = _load(metrics / "text.json") or {}
+    parts += probes_table(read_json_if_present(metrics / "probes.json") or {})
+    text = read_json_if_present(metrics / "text.json") or {}
     parts += text_table(text)
-    parts += image_cost_table(text.get("image_cost"), _load(bench / "cpu-2core.json"))
-    parts += capacity_table(_load(metrics / "capacity.json") or {})
-    parts += receipts_table(_load(metrics / "receipts.json") or {})
+    parts += image_cost_table(text.get("image_cost"), read_json_if_present(bench / "cpu-2core.json"))
+    parts += capacity_table(read_json_if_present(metrics / "capacity.json") or {})
+    parts += receipts_table(read_json_if_present(metrics / "receipts.json") or {})
     sweep: list[str] = []
-    if (converge := _load(bench / "converge.json")) is not None:
+    if (converge := read_json_if_present(bench / "converge.json")) is not None:
         sweep += [*converge_table(converge, params), ""]
-    if (frontier := _load(bench / "converge-heldout.json")) is not None:
+    if (frontier := read_json_if_present(bench / "converge-heldout.json")) is not None:
         sweep += heldout_curve_table(frontier)
     return parts, sweep
 
 
 def experiment_results(folder: Path) -> list[str]:
     """An on-demand experiment kept by `python -m frozenbridge.snapshot`: its recipes, paired replicates, perplexity."""
-    exp = _load(folder / "experiment.json")
+    exp = read_json_if_present(folder / "experiment.json")
     if exp is None:
         return []
     metrics = folder / "metrics"
     parts = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; "
              f"its metrics kept in `results/{folder.name}/` by `python -m frozenbridge.snapshot`). Exact match, %:", ""]
-    if (scores := _load(metrics / "scores.json")) is not None:
+    if (scores := read_json_if_present(metrics / "scores.json")) is not None:
         parts += [*recipe_table(scores), ""]
-    parts += paired_analysis_table(_load(metrics / "paired.json") or {})
-    if text := _load(metrics / "text.json"):
+    parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
+    if text := read_json_if_present(metrics / "text.json"):
         parts += [*perplexity_table(text), ""]
     return parts
 

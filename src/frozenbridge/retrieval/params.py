@@ -1,0 +1,89 @@
+"""The retrieval study's view of params.yaml: its `retrieval:` section, plus what it shares with the shapes study
+(seed, device, replicates, and the data, vision and language sections: the same pictures, encoder and language
+model, whose cached picture features it reuses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frozenbridge.core.config import (choice, device, distinct_integers, fail, field, fraction, integer, names, number,
+                                      parse, read_params_file)
+from frozenbridge.shapes.params import PRECISIONS, DataParams, LanguageParams, VisionParams
+
+TOWERS = ("adaptor", "linear", "scratch", "vision_text")
+POOLS = ("mean", "last")
+
+
+@dataclass(frozen=True)
+class TextParams:
+    """How a caption becomes one vector in the embed stage (the frozen models' side: changing it re-embeds)."""
+    pool: str = field("mean", choice(*POOLS))  # mean of the last hidden states over the caption's tokens, or the last
+    batch_size: int = field(64, integer())
+    precision: str = field("auto", choice(*PRECISIONS))
+
+
+@dataclass(frozen=True)
+class AdaptorParams:
+    hidden: int = field(512, integer())  # the MLP's hidden width (Linear -> GELU -> Linear)
+
+
+@dataclass(frozen=True)
+class ScratchParams:
+    """The small text transformer trained from scratch: the stand-in for CLIP's own text tower."""
+    width: int = field(64, integer())
+    layers: int = field(2, integer())
+    heads: int = field(4, integer())
+
+    def validate(self, key: str) -> None:
+        if self.width % self.heads:
+            raise fail(f"{key}.heads", self.heads, f"a divisor of {key}.width = {self.width}")
+
+
+@dataclass(frozen=True)
+class RetrievalTrainParams:
+    epochs: int = field(60, integer())
+    batch_size: int = field(128, integer(2))  # pictures a batch; each brings its long and its short caption
+    lr: float = field(1e-3, number(0, 1))
+    weight_decay: float = field(0.01, fraction())
+    temperature: float = field(0.07, number(0, 1))  # initial; learned (CLIP's log scale, capped at 100)
+
+
+@dataclass(frozen=True)
+class RetrievalParams:
+    text: TextParams = field(TextParams())
+    # text towers trained on the same loss and data, one run each per replicate; vision_text (CLIP's or SigLIP's own
+    # text tower) needs vision.name to be such a model
+    towers: tuple[str, ...] = field(("adaptor", "linear", "scratch"), names(TOWERS))
+    dim: int = field(128, integer())  # the shared space both sides are projected into
+    adaptor: AdaptorParams = field(AdaptorParams())
+    scratch: ScratchParams = field(ScratchParams())
+    train: RetrievalTrainParams = field(RetrievalTrainParams())
+
+
+@dataclass(frozen=True)
+class Params:
+    seed: int = field(0, integer(0))
+    device: str = field("auto", device())
+    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
+    data: DataParams = field(DataParams())
+    vision: VisionParams = field(VisionParams())
+    language: LanguageParams = field(LanguageParams())
+    retrieval: RetrievalParams = field(RetrievalParams())
+
+    @classmethod
+    def parse(cls, raw: Any) -> "Params":
+        from frozenbridge.studies import top_level_keys
+
+        return parse(cls, raw, "", also_allowed=top_level_keys())
+
+    def validate(self, key: str) -> None:
+        if "vision_text" in self.retrieval.towers and self.vision.name == "efficientnet-lite0":
+            raise fail("retrieval.towers", list(self.retrieval.towers),
+                       "towers from [adaptor, linear, scratch]: vision_text is the vision model's own text tower "
+                       "and vision.name = 'efficientnet-lite0' has none (name a CLIP or SigLIP model)")
+
+
+def load_params(path: str | Path = "params.yaml") -> Params:
+    return Params.parse(read_params_file(path))
