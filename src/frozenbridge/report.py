@@ -31,25 +31,26 @@ def _step_times(saved: dict) -> str:
     return f"{before:.2f} s before the run and {after:.2f} s after it"
 
 
-def _digits_share(categories: dict, total: float) -> str:
-    digits = categories.get("digits study")
-    if digits is None:
+def _other_studies(categories: dict, total: float) -> str:
+    others = {name: categories[f"{name} study"] for name in ("digits", "retrieval") if f"{name} study" in categories}
+    if not others:
         return ""
-    return f"; the digits study {_minutes(digits)}, so the shapes study {_minutes(total - digits)}"
+    listed = ", ".join(f"the {name} study {_minutes(seconds)}" for name, seconds in others.items())
+    return f"; {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
 
 
 def repro_time(saved: dict) -> list[str]:
     """`python -m frozenbridge.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
     m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
     steps = saved["training_steps_seconds"]
-    rest = total - steps - c.get("data", 0.0) - c.get("digits study", 0.0)
+    rest = total - steps - c.get("data", 0.0) - c.get("digits study", 0.0) - c.get("retrieval study", 0.0)
     return [f"**Time** (`python -m frozenbridge.repro_timing`, {m['date']}): `dvc repro` of every stage took "
             f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine (torch {m['torch']}) whose benchmark "
             f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
             f"(generate, encode) {_minutes(c.get('data', 0.0))}; training stages {_minutes(c.get('training', 0.0))}, "
             f"of which {_minutes(steps)} inside training steps; evaluation {_minutes(c.get('evaluation', 0.0))}; "
             f"summaries and figures {_minutes(c.get('summaries and figures', 0.0))}"
-            f"{_digits_share(c, total)}. Evaluation and the "
+            f"{_other_studies(c, total)}. Evaluation and the "
             f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
             "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.repro_timing` "
             "prints it first).", ""]

@@ -54,6 +54,8 @@ def category(stage: str) -> str:
     name = stage.split("@")[0]
     if name.startswith("digits_"):
         return "digits study"
+    if name.startswith("retrieval_"):
+        return "retrieval study"
     return {"generate": "data", "encode": "data", "stage1": "training", "train": "training",
             "evaluate": "evaluation"}.get(name, "summaries and figures")
 
@@ -117,7 +119,8 @@ def main() -> None:
            "stage_count": len(stages)}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=2) + "\n")
-    rest = total - training_steps - by_category.get("data", 0.0) - by_category.get("digits study", 0.0)
+    rest = (total - training_steps - by_category.get("data", 0.0) - by_category.get("digits study", 0.0)
+            - by_category.get("retrieval study", 0.0))
     print(f"dvc repro: {total / 60:.1f} min; training steps {training_steps / 60:.1f} min; evaluation and start-ups "
           f"{rest / 60:.1f} min ({rest / total:.0%}); benchmark step {step:.2f} s before, {after:.2f} s after. "
           f"Written to {args.json}")
