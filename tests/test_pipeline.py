@@ -25,7 +25,7 @@ from frozenbridge.core.feature_cache import read_features
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ["caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix"]
 PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config", ".dvc/.gitignore",
-                 ".dvc/plots/scores.json", ".dvc/plots/loss.json", "stages", "src", "metrics", "plots"]
+                 ".dvc/plots/scores.json", ".dvc/plots/loss.json", ".dvc/plots/recall.json", "stages", "src", "metrics", "plots"]
 
 
 def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
@@ -63,6 +63,9 @@ def tiny_profile(tiny_models) -> dict:
                 "language": {"width": 16, "layers": 1, "heads": 2, "prefix": 2, "steps": 20, "batch_size": 16,
                              "lr": 0.003},
                 "adapter": {"tokens": [2, 1], "epochs": 2, "batch_size": 64, "lr": 0.003, "init": "learned_null"}},
+        retrieval={"text": {"pool": "mean", "batch_size": 16, "precision": "fp32"}, "towers": ["adaptor", "scratch", "vision_text"],
+                   "dim": 8, "adaptor": {"hidden": 16}, "scratch": {"width": 16, "layers": 1, "heads": 2},
+                   "train": {"epochs": 2, "batch_size": 8, "lr": 0.003, "weight_decay": 0.0, "temperature": 0.07}},
     )
 
 
@@ -201,6 +204,29 @@ def test_the_digits_study_runs_beside_shapes(project, first_repro):
     assert len(captions) == 60 and {"label", "caption"} <= set(captions[0])
 
 
+def test_the_retrieval_study_runs_beside_shapes(project, first_repro):
+    """retrieval_embed -> retrieval_train@tower-replicate -> retrieval_summarize, with the vision model's own text
+    tower (the tiny SigLIP's) beside the frozen LM's."""
+    out = first_repro.stdout
+    for stage in ("retrieval_embed", "retrieval_train@adaptor-0", "retrieval_train@vision_text-1",
+                  "retrieval_summarize"):
+        assert f"Running stage '{stage}'" in out, stage
+    texts = pq.read_table(project / "data/text_features/lm.parquet")
+    lm_meta = read_features(project / "data/text_features/lm.parquet")[2]
+    assert lm_meta["features"] == "text-mean" and lm_meta["encoder"].endswith("qwen2")
+    assert "a red circle" in texts.column("text").to_pylist()  # every short phrase is embedded
+    tower_meta = read_features(project / "data/text_features/vision_text.parquet")[2]
+    assert tower_meta["encoder"].endswith("siglip") and tower_meta["features"] == "text-tower"
+    summary = json.loads((project / "metrics/retrieval/recall.json").read_text())
+    assert set(summary["towers"]) == {"adaptor", "scratch", "vision_text"}
+    r1 = summary["towers"]["adaptor"]["recall"]["heldout"]["long"]["image_to_text"]["R@1"]
+    assert 0 <= r1["min"] <= r1["median"] <= r1["max"] <= 1
+    assert set(summary["phrasing_before"]) == {"lm", "vision_text"}
+    with open(project / "plots/retrieval/recall.csv") as f:
+        assert len(list(csv.DictReader(f))) == 3 * 2 * 2 * 2  # towers x test sets x lengths x directions
+    assert (project / "plots/retrieval/recall.png").stat().st_size > 0
+
+
 def test_second_repro_is_a_no_op(project, first_repro):
     stray = project / "src/frozenbridge/shapes/data/__pycache__/stray.cpython-311.pyc"
     stray.parent.mkdir(exist_ok=True)
@@ -227,6 +253,8 @@ def test_exp_run_new_seed_changes_metrics(project, first_repro):
     assert "Running stage 'stage1@0'" in out and "Running stage 'generate'" not in out
     assert "Running stage 'digits_vision'" in out and "Running stage 'digits_adapter@2-0'" in out  # reseeded too
     assert "Running stage 'digits_data'" not in out  # its split has its own seed
+    assert "Running stage 'retrieval_train@scratch-1'" in out  # reseeded, on the captions embedded once:
+    assert "Running stage 'retrieval_embed'" not in out  # a training change never re-embeds
     assert "Running stage 'encode'" not in out
     diff = dvc("metrics", "diff", "--json", cwd=project).stdout
     changed = json.loads(diff)

@@ -1,10 +1,21 @@
-"""The retrieval study's parts: the contrastive loss and recall@K."""
+"""The retrieval study's parts: the contrastive loss, recall@K, the captions, the text cache, the towers, a run
+that learns, and the params it refuses."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+import yaml
+
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.retrieval.evaluation import chance, phrasing_top1, recall
+from frozenbridge.retrieval.params import load_params
+from frozenbridge.retrieval.text_cache import VisionTextTower, lm_batches, read_text_features, write_text_features
+from frozenbridge.retrieval.texts import PHRASES, scene_texts, texts_to_embed
+from frozenbridge.retrieval.towers import FeatureTower, ImageProjection, ScratchTower
+from frozenbridge.retrieval.training import Batches, train
+from frozenbridge.shapes.vocab import COLORS, KINDS
 
 from frozenbridge.retrieval.contrastive import MAX_SCALE, Temperature, info_nce, similarity
 from frozenbridge.retrieval.recall import chance_recall, match_ranks, recall_at, recall_relevant, relevant_ranks
@@ -91,3 +102,147 @@ def test_recall_with_several_right_candidates_and_its_chance_level():
     assert chance_recall(rel, ks=(1, 3)) == {"R@1": pytest.approx((1 / 3 + 2 / 3 + 1 / 3) / 3, abs=1e-6), "R@3": 1.0}
     with pytest.raises(ValueError, match="right candidate"):
         recall_relevant(s, np.zeros((3, 3), dtype=bool))
+
+
+HELD_OUT = (("red", "triangle"),)
+
+
+def _scene(*pairs: str) -> list[dict]:
+    return [{"color": p.split()[0], "kind": p.split()[1], "cx": 10.0 * i, "cy": 5.0, "size": 4.0}
+            for i, p in enumerate(pairs)]
+
+
+def test_captions_long_reversed_and_short_with_held_out_pairs_preferred():
+    scenes = [_scene("blue circle", "red triangle", "green square"), _scene("orange square", "purple circle")]
+    t = scene_texts(scenes, "test_heldout", 0, HELD_OUT)
+    assert t.long[0] == "a blue circle, a red triangle and a green square"
+    assert t.reversed[0] == "a green square, a red triangle and a blue circle"
+    assert t.short[0] == "a red triangle"  # the held-out pair, where the picture has one
+    assert t.short[1] in ("an orange square", "a purple circle")
+    assert t.pairs[1] == frozenset({("orange", "square"), ("purple", "circle")})
+    assert len(PHRASES) == len(COLORS) * len(KINDS)
+    texts = texts_to_embed(t, {"heldout": t})
+    assert set(PHRASES) <= set(texts) and t.reversed[0] in texts and texts == sorted(set(texts))
+    assert scene_texts(scenes, "test_heldout", 0, HELD_OUT) == t  # the same queries every time
+
+
+def test_the_text_cache_round_trips_and_refuses_another_pooling(tiny_models, tmp_path):
+    from frozenbridge.core.backbones import load_language
+
+    lm = load_language(str(tiny_models["qwen2"]))
+    texts = ["a red circle", "a blue square and a green triangle", "a purple circle, a red square and an orange "
+             "triangle"]
+    out = {}
+    for pool in ("mean", "last"):
+        meta = {"encoder": lm.name, "revision": lm.revision, "features": f"text-{pool}", "layer": None,
+                "width": lm.width}
+        write_text_features(tmp_path / f"{pool}.parquet", lm_batches(lm, texts, pool, 2, torch.device("cpu"), False),
+                            len(texts), meta, "test")
+        out[pool] = read_text_features(tmp_path / f"{pool}.parquet", lm.name, f"text-{pool}")
+    mean = out["mean"]
+    assert mean.texts == texts and mean.feats.shape == (3, lm.width) and mean.meta["texts"] == 3
+    assert [len(t) for t in mean.tokens] == [len(lm.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
+    assert not torch.allclose(mean.feats, out["last"].feats)
+    # the mean over a caption's tokens does not depend on the padding its batch-mates forced on it
+    alone = next(lm_batches(lm, texts[:1], "mean", 1, torch.device("cpu"), False))[1][:, 0]
+    assert torch.allclose(alone, mean.feats[:1], atol=1e-5)
+    assert mean.index(texts[::-1]).tolist() == [2, 1, 0]
+    with pytest.raises(FrozenbridgeError, match="no embedding of 'a red square'.*dvc repro retrieval_embed"):
+        mean.index(["a red square"])
+    with pytest.raises(FrozenbridgeError, match="features = 'text-mean', but params.yaml asks for 'text-last'"):
+        read_text_features(tmp_path / "mean.parquet", lm.name, "text-last")
+
+
+@pytest.mark.parametrize("family, width", [("clip", 24), ("siglip", 32)])
+def test_the_vision_models_own_text_tower_embeds_captions(tiny_models, family, width):
+    tower = VisionTextTower(str(tiny_models[family]))
+    ids, feats, cols = next(tower.batches(["a red circle", "a blue square and a green triangle"], 8,
+                                          torch.device("cpu")))
+    assert feats.shape == (2, 1, width) and cols["text"][0] == "a red circle"
+    assert not torch.allclose(feats[0], feats[1])
+
+
+def test_a_model_without_a_text_tower_is_refused(tiny_models):
+    with pytest.raises(FrozenbridgeError, match="without a text tower; name a CLIP or SigLIP model"):
+        VisionTextTower(str(tiny_models["qwen2"]))
+
+
+def _toy_study(n: int, seed: int):
+    """Pictures as the sum of their shapes' random codes plus noise; texts as bags of words (no models)."""
+    rng = np.random.default_rng(seed)
+    scenes = []
+    for _ in range(n):
+        k = int(rng.integers(2, 4))
+        picked = rng.choice(len(PHRASES), size=k, replace=False)
+        scenes.append(_scene(*(PHRASES[i].split(" ", 1)[1] for i in picked)))
+    return scenes
+
+
+def test_a_run_learns_to_retrieve_far_above_chance():
+    torch.manual_seed(0)
+    codes = {p: torch.randn(16) for p in PHRASES}
+    train_scenes, test_scenes = _toy_study(300, 0), _toy_study(40, 1)
+    train_t = scene_texts(train_scenes, "train", 0, ())
+    test_t = scene_texts(test_scenes, "test_seen", 0, ())
+    texts = texts_to_embed(train_t, {"seen": test_t})
+    words = sorted({w for t in texts for w in t.replace(",", "").split()})
+    bags = torch.stack([torch.tensor([float(w in t.replace(",", "").split()) for w in words]) for t in texts])
+
+    def pictures(t):
+        return torch.stack([sum(codes[PHRASES[i]] for i in range(len(PHRASES))
+                                if (PHRASES[i].split()[-2], PHRASES[i].split()[-1]) in pairs)
+                            for pairs in t.pairs]) + 0.05 * torch.randn(len(t.pairs), 16)
+
+    rows = {t: i for i, t in enumerate(texts)}
+    long_rows = torch.tensor([rows[t] for t in train_t.long])
+    phrase_rows = torch.tensor([rows[t] for t in PHRASES])
+    train_vec, test_vec = pictures(train_t), pictures(test_t)
+    tower = FeatureTower(bags, torch.arange(len(texts)), 32, 64)
+    image = ImageProjection(train_vec, 32)
+
+    class Cfg:
+        epochs, batch_size, lr, weight_decay, temperature = 30, 64, 3e-3, 0.0, 0.07
+
+    def embed(ts):
+        return tower(torch.tensor([rows[t] for t in ts]))
+
+    with torch.no_grad():
+        before = recall(image(test_vec), test_t, embed)
+    temperature, history = train(tower, image, train_vec, Batches(train_t, long_rows, phrase_rows), Cfg,
+                                 np.random.default_rng(0), "toy")
+    with torch.no_grad():
+        after = recall(image(test_vec), test_t, embed)
+    assert history[-1]["loss"] < history[0]["loss"]
+    floor = chance(test_t)["long"]["image_to_text"]["R@1"]
+    assert after["long"]["image_to_text"]["R@1"] > max(5 * floor, before["long"]["image_to_text"]["R@1"] + 0.2)
+    assert after["short"]["image_to_text"]["R@1"] > chance(test_t)["short"]["image_to_text"]["R@1"] + 0.3
+    assert 0 <= phrasing_top1(test_t, embed) <= 1
+
+
+def test_the_scratch_tower_reads_tokens_not_vectors():
+    tower = ScratchTower([[5, 9, 7], [9, 5], [7]], dim=8, width=16, layers=1, heads=2)
+    assert tower.ids.tolist() == [[1, 3, 2], [3, 1, 0], [2, 0, 0]]  # a compact vocabulary, 0 = padding
+    out = tower(torch.tensor([0, 1, 2]))
+    assert out.shape == (3, 8)
+    padded = tower(torch.tensor([1]))
+    assert torch.allclose(padded, out[1:2], atol=1e-6)  # padding never leaks into a caption's vector
+
+
+def test_retrieval_params_refuse_what_cannot_run(tmp_path):
+    def load(raw):
+        path = tmp_path / "params.yaml"
+        path.write_text(yaml.safe_dump(raw))
+        return load_params(path)
+
+    assert load({}).retrieval.towers == ("adaptor", "linear", "scratch")
+    with pytest.raises(FrozenbridgeError, match="retrieval.towers = .* expected towers from \\[adaptor, linear, "
+                                                "scratch\\]: vision_text .* 'efficientnet-lite0' has none"):
+        load({"retrieval": {"towers": ["adaptor", "vision_text"]}})
+    assert load({"vision": {"name": "openai/clip-vit-base-patch32"},
+                 "retrieval": {"towers": ["vision_text"]}}).retrieval.towers == ("vision_text",)
+    with pytest.raises(FrozenbridgeError, match="retrieval.towers\\[0\\] = 'clip' is not allowed"):
+        load({"retrieval": {"towers": ["clip"]}})
+    with pytest.raises(FrozenbridgeError, match="retrieval.scratch.heads = 3 is not allowed; expected a divisor"):
+        load({"retrieval": {"scratch": {"heads": 3}}})
+    with pytest.raises(FrozenbridgeError, match="retrieval.text.pool = 'max' is not allowed"):
+        load({"retrieval": {"text": {"pool": "max"}}})

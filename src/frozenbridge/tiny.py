@@ -24,8 +24,10 @@ def _corpus() -> list[str]:
     return [text] * 4
 
 
-def build_tokenizer(path: Path):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+def build_tokenizer(path: Path, end_with_eos: bool = False):
+    """A byte-level BPE over the shapes study's words; `end_with_eos` appends <|endoftext|> to every text, as
+    CLIP's tokenizer does (its text tower reads its output at that token)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE(unk_token=None))
@@ -34,6 +36,9 @@ def build_tokenizer(path: Path):
     trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=SPECIALS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(_corpus(), trainer)
+    if end_with_eos:
+        tok.post_processor = processors.TemplateProcessing(
+            single=f"$A {SPECIALS[0]}", special_tokens=[(SPECIALS[0], tok.token_to_id(SPECIALS[0]))])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=SPECIALS[0], pad_token=SPECIALS[1])
     fast.save_pretrained(path)
     return fast
@@ -89,7 +94,7 @@ def _vision_cfg(image_size: int, patch: int) -> dict:
 
 def _text_cfg(path: Path) -> dict:
     """A one-layer text tower with the tiny tokenizer, saved beside it (the retrieval study embeds captions)."""
-    tokenizer = build_tokenizer(path)
+    tokenizer = build_tokenizer(path, end_with_eos=True)
     return dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
                 vocab_size=len(tokenizer), max_position_embeddings=64, pad_token_id=tokenizer.pad_token_id,
                 eos_token_id=tokenizer.eos_token_id)

@@ -17,8 +17,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from frozenbridge.core.backbones.hub import freeze, load_pretrained, model_revision
-from frozenbridge.core.backbones.language import LanguageModel
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.feature_cache import load_feature_tensor, write_features
 from frozenbridge.core.precision import autocast, prepare_frozen
@@ -51,9 +49,10 @@ def _pool(hidden: torch.Tensor, mask: torch.Tensor, pool: str) -> torch.Tensor:
     return hidden[torch.arange(len(hidden)), last]
 
 
-def lm_batches(lm: LanguageModel, texts: list[str], pool: str, batch_size: int, device: torch.device,
+def lm_batches(lm, texts: list[str], pool: str, batch_size: int, device: torch.device,
                bf16: bool) -> Iterator[tuple[np.ndarray, torch.Tensor, dict]]:
-    """(ids, vectors (n, 1, width), {text, tokens}) a batch, from the frozen LM's base model (no vocabulary head)."""
+    """(ids, vectors (n, 1, width), {text, tokens}) a batch, from a frozen LanguageModel's base model (no
+    vocabulary head)."""
     prepare_frozen(lm.model, device, bf16)
     lm.tokenizer.padding_side = "right"
     base = lm.model.base_model
@@ -72,6 +71,8 @@ class VisionTextTower:
 
     def __init__(self, name: str, key: str = "vision.name"):
         from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+        from frozenbridge.core.backbones.hub import freeze, load_pretrained, model_revision  # transformers: lazily
 
         config = load_pretrained(AutoConfig.from_pretrained, name, key)
         if getattr(config, "text_config", None) is None:
