@@ -11,7 +11,7 @@ import yaml
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.retrieval.evaluation import chance, phrasing_top1, recall
 from frozenbridge.retrieval.params import load_params
-from frozenbridge.retrieval.text_cache import VisionTextTower, lm_batches, read_text_features, write_text_features
+from frozenbridge.retrieval.text_cache import VisionTextTower, has_text_tower, lm_batches, read_text_features, write_text_features
 from frozenbridge.retrieval.texts import PHRASES, scene_texts, texts_to_embed
 from frozenbridge.retrieval.towers import FeatureTower, ImageProjection, ScratchTower
 from frozenbridge.retrieval.training import Batches, train
@@ -163,6 +163,8 @@ def test_the_vision_models_own_text_tower_embeds_captions(tiny_models, family, w
 
 
 def test_a_model_without_a_text_tower_is_refused(tiny_models):
+    assert has_text_tower(str(tiny_models["clip"])) and has_text_tower(str(tiny_models["siglip"]))
+    assert not has_text_tower("efficientnet-lite0") and not has_text_tower(str(tiny_models["qwen2"]))
     with pytest.raises(FrozenbridgeError, match="without a text tower; name a CLIP or SigLIP model"):
         VisionTextTower(str(tiny_models["qwen2"]))
 

@@ -3,8 +3,8 @@
 Reads data/shapes/*.parquet (the scenes) and writes data/text_features/lm.parquet: one row a distinct text (the
 training captions, every short phrase, the test captions left to right and right to left), its vector (the mean of
 the LM's last hidden states over its tokens, or the last token's: retrieval.text.pool) and its token ids, with the
-feature cache's metadata. With vision_text in retrieval.towers it also writes vision_text.parquet from the vision
-model's own text tower. Training a tower only reads these files, so no training change re-embeds a caption.
+feature cache's metadata. When vision.name is an image-text model (CLIP, SigLIP) it also writes
+vision_text.parquet from that model's own text tower (seconds), so adding the vision_text tower never re-embeds. Training a tower only reads these files, so no training change re-embeds a caption.
 metrics/retrieval/embed.json records what was embedded and how (deterministic; timings go to the log).
 """
 
@@ -20,7 +20,7 @@ from frozenbridge.core.precision import describe, use_bf16
 from frozenbridge.core.stage import require, run_cli, stage_parser
 from frozenbridge.retrieval.params import load_params
 from frozenbridge.retrieval.paths import METRICS, TEXT_FEATURES
-from frozenbridge.retrieval.text_cache import VisionTextTower, lm_batches, write_text_features
+from frozenbridge.retrieval.text_cache import VisionTextTower, has_text_tower, lm_batches, write_text_features
 from frozenbridge.retrieval.texts import scene_texts, texts_to_embed
 from frozenbridge.shapes.vocab import SPLITS, TEST_SPLITS
 
@@ -32,7 +32,8 @@ def main() -> None:
     params = load_params(args.params)
     paths = {s: f"data/shapes/{s}.parquet" for s in SPLITS}
     require(*paths.values(), stage="generate")
-    vision_text = VisionTextTower(params.vision.name) if "vision_text" in params.retrieval.towers else None
+    wanted = "vision_text" in params.retrieval.towers or has_text_tower(params.vision.name)
+    vision_text = VisionTextTower(params.vision.name) if wanted else None
     lm = load_language(params.language.name)
     scenes = {s: scene_texts(pq.read_table(p, columns=["shapes"]).column("shapes").to_pylist(), s,
                              params.data.seed, params.data.held_out) for s, p in paths.items()}

@@ -11,6 +11,7 @@ from frozenbridge.core.stage import require, run_cli, stage_parser
 from frozenbridge.retrieval.params import TOWERS, load_params
 from frozenbridge.retrieval.paths import CACHES, TEXT_FEATURES, run_dir
 from frozenbridge.retrieval.run import train_run
+from frozenbridge.retrieval.text_cache import has_text_tower
 
 
 def main() -> None:
@@ -25,6 +26,9 @@ def main() -> None:
     if args.replicate not in params.replicates:
         raise FrozenbridgeError(f"--replicate {args.replicate} is not in params.yaml replicates "
                                 f"{list(params.replicates)}")
+    if args.tower == "vision_text" and not has_text_tower(params.vision.name):
+        raise FrozenbridgeError(f"--tower vision_text needs an image-text model (CLIP, SigLIP) as vision.name; "
+                                f"{params.vision.name!r} has no text tower")
     require(TEXT_FEATURES / f"{CACHES.get(args.tower, 'lm')}.parquet", stage="retrieval_embed")
     train_run(params, args.tower, args.replicate, run_dir(args.tower, args.replicate))
 

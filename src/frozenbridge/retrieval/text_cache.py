@@ -66,6 +66,18 @@ def lm_batches(lm, texts: list[str], pool: str, batch_size: int, device: torch.d
         yield np.arange(start, start + len(chunk)), vec[:, None, :], {"text": chunk, "tokens": tokens}
 
 
+def has_text_tower(name: str, key: str = "vision.name") -> bool:
+    """Whether the vision model called `name` is an image-text checkpoint with its own text tower (CLIP, SigLIP)."""
+    from transformers import AutoConfig
+
+    from frozenbridge.core.backbones.hub import load_pretrained
+    from frozenbridge.core.backbones.vision import EMBEDDED
+
+    if name in EMBEDDED:
+        return False
+    return getattr(load_pretrained(AutoConfig.from_pretrained, name, key), "text_config", None) is not None
+
+
 class VisionTextTower:
     """The text tower of a CLIP or SigLIP checkpoint named by vision.name (frozen)."""
 
