@@ -1,0 +1,160 @@
+"""`frozenbridge`: use a trained run on your own pictures, or draw a test picture.
+
+    frozenbridge caption runs/caption_qa/0/model photo.png other.jpg   # a caption per picture
+    frozenbridge ask runs/caption_qa/0/model photo.png "What color is the circle?"
+    frozenbridge draw --seed 3 picture.png                             # a shapes picture, its caption, questions
+
+A run directory describes itself (config.json names the encoder, the language model and the connector), so no
+params.yaml is read. Add --json for machine-readable output. Every problem is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from frozenbridge.core.errors import FrozenbridgeError
+
+
+def read_pictures(paths: list[str]):
+    """Every picture as RGB, or one line naming the first that is missing or unreadable."""
+    from PIL import Image, UnidentifiedImageError
+
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.is_file():
+            raise FrozenbridgeError(f"{path}: no such picture")
+        try:
+            with Image.open(path) as im:
+                out.append(im.convert("RGB"))
+        except (UnidentifiedImageError, OSError) as err:
+            raise FrozenbridgeError(f"{path}: not a picture this can read ({err.__class__.__name__}); use PNG, JPEG "
+                                    "or another format Pillow opens") from None
+    return out
+
+
+def _load(run_dir: str, device: str):
+    from frozenbridge.bridge.saved_run import load_run
+    from frozenbridge.core.device import pick_device
+
+    run = load_run(Path(run_dir), pick_device(device))
+    return run, run.encoder()
+
+
+def _reply(run, encoder, pictures, prompt: str, max_tokens: int) -> list[str]:
+    import torch
+
+    from frozenbridge.bridge.sequence import Item
+
+    with torch.no_grad():
+        feats = encoder.encode(pictures)
+    return run.model.generate([Item(i, prompt, "") for i in range(len(pictures))], feats, max_tokens)
+
+
+def caption(args) -> list[dict]:
+    from frozenbridge.shapes.vocab import caption_prompt
+
+    pictures = read_pictures(args.pictures)
+    run, encoder = _load(args.run, args.device)
+    texts = _reply(run, encoder, pictures, caption_prompt(), args.max_tokens)
+    return [{"picture": p, "caption": t} for p, t in zip(args.pictures, texts)]
+
+
+def ask(args) -> list[dict]:
+    from frozenbridge.shapes.vocab import question_prompt
+
+    if not args.question.strip():
+        raise FrozenbridgeError("the question is empty; e.g. \"What color is the circle?\"")
+    pictures = read_pictures([args.picture])
+    run, encoder = _load(args.run, args.device)
+    answer = _reply(run, encoder, pictures, question_prompt(args.question.strip()), args.max_tokens)[0]
+    return [{"picture": args.picture, "question": args.question.strip(), "answer": answer}]
+
+
+def draw(args) -> list[dict]:
+    import numpy as np
+
+    from frozenbridge.shapes.data.splits import sample_row
+    from frozenbridge.shapes.params import DataParams
+
+    cfg = DataParams(image_size=args.image_size)
+    split = "test_heldout" if args.held_out else "test_seen"
+    rng = np.random.default_rng(args.seed)
+    row = None
+    while row is None:
+        row = sample_row(rng, split, cfg)
+    out = Path(args.out)
+    if out.suffix.lower() != ".png":
+        raise FrozenbridgeError(f"{out}: the picture is written as PNG; name it something.png")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(row["png"])
+    return [{"picture": str(out), "caption": row["caption"],
+             "questions": [{"question": q["question"], "answer": q["answer"]} for q in row["questions"]],
+             "held_out_pairs": [" ".join(p) for p in cfg.held_out] if args.held_out else []}]
+
+
+def _print(rows: list[dict]) -> None:
+    for r in rows:
+        if "answer" in r:
+            print(f"{r['picture']}: {r['question']} {r['answer']}")
+            continue
+        print(f"{r['picture']}: {r['caption']}")
+        for q in r.get("questions", []):
+            print(f"  {q['question']} {q['answer']}")
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="frozenbridge", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print JSON instead of lines")
+    model = argparse.ArgumentParser(add_help=False)
+    model.add_argument("--device", default="auto", help="auto (CUDA when available), cpu, cuda or cuda:N")
+    model.add_argument("--max-tokens", type=int, default=28, help="most new tokens a reply (default 28)")
+
+    c = sub.add_parser("caption", parents=[common, model], help="a caption for each picture",
+                       description="Caption each picture with a trained run (RUN: a directory with config.json, "
+                                   "e.g. runs/caption_qa/0/model).")
+    c.add_argument("run", help="a trained run's directory")
+    c.add_argument("pictures", nargs="+", help="picture files (PNG, JPEG, ...)")
+    c.set_defaults(func=caption)
+    a = sub.add_parser("ask", parents=[common, model], help="answer a question about a picture",
+                       description="Answer a question about one picture with a trained run.")
+    a.add_argument("run", help="a trained run's directory")
+    a.add_argument("picture", help="a picture file")
+    a.add_argument("question", help='e.g. "What color is the circle?"')
+    a.set_defaults(func=ask)
+    d = sub.add_parser("draw", parents=[common], help="draw a shapes test picture with its caption and questions",
+                       description="Draw a picture of the shapes study (seen color-shape pairs, or --held-out "
+                                   "ones), write it as PNG and print its exact caption and questions.")
+    d.add_argument("out", help="where to write the PNG")
+    d.add_argument("--seed", type=int, default=0, help="which picture (default 0)")
+    d.add_argument("--image-size", type=int, default=224, help="side in pixels (default 224)")
+    d.add_argument("--held-out", action="store_true", help="include a held-out pair (as the held-out test set)")
+    d.set_defaults(func=draw)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        rows = args.func(args)
+    except FrozenbridgeError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(rows if len(rows) > 1 or args.command == "caption" else rows[0], indent=2))
+    else:
+        _print(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
