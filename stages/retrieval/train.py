@@ -12,6 +12,7 @@ from frozenbridge.retrieval.params import TOWERS, load_params
 from frozenbridge.retrieval.paths import CACHES, TEXT_FEATURES, run_dir
 from frozenbridge.retrieval.run import train_run
 from frozenbridge.retrieval.text_cache import has_text_tower
+from frozenbridge.shapes.params import check_replicate
 
 
 def main() -> None:
@@ -23,9 +24,7 @@ def main() -> None:
     if args.tower not in params.retrieval.towers:
         raise FrozenbridgeError(f"--tower {args.tower} is not in params.yaml retrieval.towers "
                                 f"{list(params.retrieval.towers)}")
-    if args.replicate not in params.replicates:
-        raise FrozenbridgeError(f"--replicate {args.replicate} is not in params.yaml replicates "
-                                f"{list(params.replicates)}")
+    check_replicate(params, args.replicate)
     if args.tower == "vision_text" and not has_text_tower(params.vision.name):
         raise FrozenbridgeError(f"--tower vision_text needs an image-text model (CLIP, SigLIP) as vision.name; "
                                 f"{params.vision.name!r} has no text tower")
