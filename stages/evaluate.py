@@ -11,7 +11,8 @@ from frozenbridge.bridge.saved_run import load_run, read_config
 from frozenbridge.core.atomic import write_json
 from frozenbridge.core.stage import run_cli, stage_parser
 from frozenbridge.shapes.evaluate import evaluate_split
-from frozenbridge.shapes.params import check_replicate, load_params
+from frozenbridge.shapes.params import load_params
+from frozenbridge.studies import check_replicate
 from frozenbridge.shapes.rundata import load_blank, load_split
 from frozenbridge.shapes.setup import setup
 from frozenbridge.shapes.vocab import RECIPE_NAMES, TEST_SPLITS, model_dir, run_dir

@@ -66,6 +66,13 @@ def tiny_profile(tiny_models) -> dict:
         retrieval={"text": {"pool": "mean", "batch_size": 16, "precision": "fp32"}, "towers": ["adaptor", "scratch", "vision_text"],
                    "dim": 8, "adaptor": {"hidden": 16}, "scratch": {"width": 16, "layers": 1, "heads": 2},
                    "train": {"epochs": 2, "batch_size": 8, "lr": 0.003, "weight_decay": 0.0, "temperature": 0.07}},
+        onetoken={"folder": "data/onetoken/shapes", "test_fraction": 0.2, "encoder": {"name": "efficientnet-lite0",
+                                                                                       "batch_size": 8},
+                  "prefix_tokens": 1, "hidden": 32, "prompt": "This is a picture of:",
+                  "train": {"steps": 3, "batch_size": 4, "lr": 0.003, "schedule": "cosine", "warmup": 0.0,
+                            "precision": "fp32"},
+                  "evaluate": {"batch_size": 8, "caption_tokens": 6, "pictures": 6},
+                  "agreement": {"tower": "adaptor", "shown": 4}},
     )
 
 
@@ -227,6 +234,21 @@ def test_the_retrieval_study_runs_beside_shapes(project, first_repro):
     assert (project / "plots/retrieval/recall.png").stat().st_size > 0
 
 
+def test_the_one_token_study_runs_on_the_shapes_pictures_as_a_folder(project, first_repro):
+    """onetoken_folder -> onetoken_encode -> onetoken_train@replicate -> onetoken_score; with the embedded CNN as
+    the encoder (no text tower) the captions are scored in the retrieval study's trained space."""
+    for stage in ("onetoken_folder", "onetoken_encode", "onetoken_train@0", "onetoken_train@1", "onetoken_score"):
+        assert f"Running stage '{stage}'" in first_repro.stdout
+    lines = (project / "data/onetoken/shapes/test/metadata.jsonl").read_text().splitlines()
+    assert len(lines) == 8 and {json.loads(x)["set"] for x in lines} == {"seen", "heldout"}
+    scores = json.loads((project / "metrics/onetoken/scores.json").read_text())
+    assert scores["available"] and scores["scorer"].startswith("the retrieval study's adaptor tower")
+    assert set(scores["replicates"]) == {"0", "1"} and scores["alignment"]["pictures"] == 6
+    by_set = scores["replicates"]["0"]["trained"]["by_set"]  # the first 6 test pictures: 4 seen, then 2 held-out
+    assert {s: v["pictures"] for s, v in by_set.items()} == {"seen": 4, "heldout": 2}
+    assert (project / "runs/onetoken/1/model/config.json").is_file()
+
+
 def test_second_repro_is_a_no_op(project, first_repro):
     stray = project / "src/frozenbridge/shapes/data/__pycache__/stray.cpython-311.pyc"
     stray.parent.mkdir(exist_ok=True)
@@ -257,6 +279,7 @@ def test_exp_run_new_seed_changes_metrics(project, first_repro):
     assert "Running stage 'digits_data'" not in out  # its split has its own seed
     assert "Running stage 'retrieval_train@scratch-0'" in out  # reseeded, on the captions embedded once:
     assert "Running stage 'retrieval_embed'" not in out  # a training change never re-embeds
+    assert "Running stage 'onetoken_encode'" not in out and "Running stage 'onetoken_train@0'" in out
     assert "Running stage 'encode'" not in out
     diff = dvc("metrics", "diff", "--json", cwd=project).stdout
     changed = json.loads(diff)

@@ -146,6 +146,15 @@ def test_retrieval_chart_shows_every_tower_true_to_the_csv(report):
     assert len({k[0] for k in drawn}) >= 3  # adaptor, linear, from scratch side by side
 
 
+def test_onetoken_chart_shows_every_caption_kind_true_to_the_csv(report):
+    chart = next(c for c in report["charts"] if "One token from a pooled vector" in c["title"])
+    drawn = {v["captions"]: float(v["agreement"].replace("\u2212", "-"))  # Vega writes a true minus
+             for kind, label in chart["marks"] if kind == "bar" for v in [label_values(label)]}
+    with open(ROOT / "plots" / "onetoken" / "agreement.csv") as f:
+        rows = {r["captions"]: float(r["agreement"]) for r in csv.DictReader(f)}
+    assert drawn == rows and "the folder's captions" in drawn  # untrained and trained per replicate, and the ceiling
+
+
 def test_all_loss_curves_share_one_chart_coloured_by_recipe(report):
     charts = [c for c in report["charts"] if "loss" in c["title"].lower()]
     assert len(charts) == 1

@@ -1,8 +1,10 @@
 """`frozenbridge`: use a trained run on your own pictures, or draw a test picture.
 
     frozenbridge caption runs/caption_qa/0/model photo.png other.jpg   # a caption per picture
+    frozenbridge caption runs/onetoken/0/model photo.png               # the one-token study's run
     frozenbridge ask runs/caption_qa/0/model photo.png "What color is the circle?"
     frozenbridge draw --seed 3 picture.png                             # a shapes picture, its caption, questions
+    frozenbridge folder nlphuji/flickr30k data/flickr --split test --limit 2000   # a cached dataset as a folder
 
 A run directory describes itself (config.json names the encoder, the language model and the connector), so no
 params.yaml is read. Add --json for machine-readable output. Every problem is one line on stderr and exit 2.
@@ -44,14 +46,17 @@ def _load(run_dir: str, device: str):
     return run, run.encoder()
 
 
-def _reply(run, encoder, pictures, prompt: str, max_tokens: int) -> list[str]:
+def _reply(run, encoder, pictures, prompt: str, max_tokens: int, after_prompt: bool = False) -> list[str]:
+    """Each picture's greedy reply: the shapes study's "Image: <picture>\n<prompt>", or with `after_prompt` the
+    one-token study's "<prompt> <picture>"."""
     import torch
 
-    from frozenbridge.bridge.sequence import Item
+    from frozenbridge.bridge.sequence import Interleaved, Item
 
     with torch.no_grad():
         feats = encoder.encode(pictures)
-    return run.model.generate([Item(i, prompt, "") for i in range(len(pictures))], feats, max_tokens)
+    items = [Interleaved((prompt, i), "") if after_prompt else Item(i, prompt, "") for i in range(len(pictures))]
+    return run.model.generate(items, feats, max_tokens)
 
 
 def caption(args) -> list[dict]:
@@ -59,7 +64,11 @@ def caption(args) -> list[dict]:
 
     pictures = read_pictures(args.pictures)
     run, encoder = _load(args.run, args.device)
-    texts = _reply(run, encoder, pictures, caption_prompt(), args.max_tokens)
+    how = run.config.get("captioning")  # a run that asks for captions its own way (the one-token study)
+    if how is None:
+        texts = _reply(run, encoder, pictures, caption_prompt(), args.max_tokens)
+    else:
+        texts = _reply(run, encoder, pictures, how["prompt"], args.max_tokens, after_prompt=True)
     return [{"picture": p, "caption": t} for p, t in zip(args.pictures, texts)]
 
 
@@ -70,6 +79,9 @@ def ask(args) -> list[dict]:
         raise FrozenbridgeError("the question is empty; e.g. \"What color is the circle?\"")
     pictures = read_pictures([args.picture])
     run, encoder = _load(args.run, args.device)
+    if run.config.get("captioning"):
+        raise FrozenbridgeError(f"{args.run}: this run was trained to caption only (the one-token study); use "
+                                "`frozenbridge caption`, or a shapes run with questions (runs/caption_qa/0/model)")
     answer = _reply(run, encoder, pictures, question_prompt(args.question.strip()), args.max_tokens)[0]
     return [{"picture": args.picture, "question": args.question.strip(), "answer": answer}]
 
@@ -96,8 +108,24 @@ def draw(args) -> list[dict]:
              "held_out_pairs": [" ".join(p) for p in cfg.held_out] if args.held_out else []}]
 
 
+def folder(args) -> list[dict]:
+    from frozenbridge.onetoken.export import export_dataset
+    from frozenbridge.onetoken.folder import read_folder
+
+    out = Path(args.out)
+    if out.exists():
+        raise FrozenbridgeError(f"{out}: already exists; name a new folder")
+    n = export_dataset(args.dataset, out, args.split, args.image_column, args.text_column, args.limit)
+    read_folder(out, 0.2, 0)  # the folder it wrote reads back
+    return [{"folder": str(out), "pictures": n, "dataset": args.dataset, "split": args.split}]
+
+
 def _print(rows: list[dict]) -> None:
     for r in rows:
+        if "folder" in r:
+            print(f"{r['folder']}: {r['pictures']} pictures from {r['dataset']} ({r['split']}); train on it with "
+                  f"dvc exp run -S onetoken.folder={r['folder']}")
+            continue
         if "answer" in r:
             print(f"{r['picture']}: {r['question']} {r['answer']}")
             continue
@@ -136,6 +164,18 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--image-size", type=int, default=224, help="side in pixels (default 224)")
     d.add_argument("--held-out", action="store_true", help="include a held-out pair (as the held-out test set)")
     d.set_defaults(func=draw)
+    f = sub.add_parser("folder", parents=[common], help="a cached datasets dataset as a captioned picture folder",
+                       description="Write a Hugging Face datasets dataset that is already in the local cache (or "
+                                   "saved with save_to_disk) as a captioned folder (PNGs + metadata.jsonl) for the "
+                                   "one-token study. Never downloads.")
+    f.add_argument("dataset", help="a datasets id in the local cache (e.g. nlphuji/flickr30k) or a save_to_disk folder")
+    f.add_argument("out", help="the folder to write (must not exist)")
+    f.add_argument("--split", default="train", help="which split (default train)")
+    f.add_argument("--image-column", default="image", help="the column holding pictures (default image)")
+    f.add_argument("--text-column", default="caption", help="the column holding captions, text or a list (default "
+                                                            "caption)")
+    f.add_argument("--limit", type=int, default=None, help="at most this many pictures (default all)")
+    f.set_defaults(func=folder)
     return ap
 
 

@@ -13,10 +13,12 @@ from pathlib import Path
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.digits.tables import digits_results
+from frozenbridge.onetoken.tables import onetoken_results
 from frozenbridge.retrieval.tables import retrieval_results
 from frozenbridge.shapes.tables import BENCH_FILES, experiment_results, shapes_results
 
 START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
+OTHER_STUDIES = ("digits", "retrieval", "onetoken")  # timed apart from the shapes study
 
 
 
@@ -32,7 +34,7 @@ def _step_times(saved: dict) -> str:
 
 
 def _other_studies(categories: dict, total: float) -> str:
-    others = {name: categories[f"{name} study"] for name in ("digits", "retrieval") if f"{name} study" in categories}
+    others = {name: categories[f"{name} study"] for name in OTHER_STUDIES if f"{name} study" in categories}
     if not others:
         return ""
     listed = ", ".join(f"the {name} study {_minutes(seconds)}" for name, seconds in others.items())
@@ -43,7 +45,7 @@ def repro_time(saved: dict) -> list[str]:
     """`python -m frozenbridge.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
     m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
     steps = saved["training_steps_seconds"]
-    rest = total - steps - c.get("data", 0.0) - c.get("digits study", 0.0) - c.get("retrieval study", 0.0)
+    rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
     return [f"**Time** (`python -m frozenbridge.repro_timing`, {m['date']}): `dvc repro` of every stage took "
             f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine (torch {m['torch']}) whose benchmark "
             f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
@@ -87,6 +89,7 @@ def render(metrics: Path) -> str:
     parts += sweep
     parts += digits_results(metrics)
     parts += retrieval_results(metrics)
+    parts += onetoken_results(metrics)
     for path in sorted(bench.glob("*.json")):
         if path.name != "repro.json" and path.name not in BENCH_FILES:
             saved = json.loads(path.read_text())

@@ -56,6 +56,8 @@ def category(stage: str) -> str:
         return "digits study"
     if name.startswith("retrieval_"):
         return "retrieval study"
+    if name.startswith("onetoken_"):
+        return "onetoken study"
     return {"generate": "data", "encode": "data", "stage1": "training", "train": "training",
             "evaluate": "evaluation"}.get(name, "summaries and figures")
 
@@ -119,8 +121,8 @@ def main() -> None:
            "stage_count": len(stages)}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=2) + "\n")
-    rest = (total - training_steps - by_category.get("data", 0.0) - by_category.get("digits study", 0.0)
-            - by_category.get("retrieval study", 0.0))
+    rest = (total - training_steps - by_category.get("data", 0.0)
+            - sum(v for k, v in by_category.items() if k.endswith(" study")))
     print(f"dvc repro: {total / 60:.1f} min; training steps {training_steps / 60:.1f} min; evaluation and start-ups "
           f"{rest / 60:.1f} min ({rest / total:.0%}); benchmark step {step:.2f} s before, {after:.2f} s after. "
           f"Written to {args.json}")

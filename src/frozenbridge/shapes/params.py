@@ -8,14 +8,13 @@ evaluate); keys other studies own pass through untouched (`frozenbridge.studies`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from frozenbridge.core.config import (boolean, choice, device, distinct_integers, fail, field, fraction, integer,
-                                      names, number, optional, parse, read_params_file, span, text)
-from frozenbridge.core.errors import FrozenbridgeError
+                                      names, number, optional, span, text)
 from frozenbridge.shapes.data.draw import most_that_fit
 from frozenbridge.shapes.vocab import COLORS, KINDS, RECIPE_NAMES
+from frozenbridge.studies import StudyParams
 
 FEATURE_KINDS = ("patches", "pooled")
 PRECISIONS = ("auto", "bf16", "fp32")
@@ -36,7 +35,6 @@ def pair_list(value: Any, key: str) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, list):
         raise fail(key, value, "a list like ['red triangle', 'green circle']")
     return tuple(parse_pair(p, f"{key}[{i}]") for i, p in enumerate(value))
-
 
 @dataclass(frozen=True)
 class SplitSizes:
@@ -132,7 +130,7 @@ class EvaluateParams:
 
 
 @dataclass(frozen=True)
-class Params:
+class Params(StudyParams):
     seed: int = field(0, integer(0))
     device: str = field("auto", device())  # auto: $FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU
     replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
@@ -144,19 +142,5 @@ class Params:
     train: TrainParams = field(TrainParams())
     evaluate: EvaluateParams = field(EvaluateParams())
 
-    @classmethod
-    def parse(cls, raw: Any) -> "Params":
-        from frozenbridge.studies import top_level_keys
 
-        return parse(cls, raw, "", also_allowed=top_level_keys())
-
-
-def check_replicate(params: Params, replicate: int) -> int:
-    """A stage's --replicate must be one of params.yaml's replicates."""
-    if replicate not in params.replicates:
-        raise FrozenbridgeError(f"--replicate {replicate} is not in params.yaml replicates {list(params.replicates)}")
-    return replicate
-
-
-def load_params(path: str | Path = "params.yaml") -> Params:
-    return Params.parse(read_params_file(path))
+load_params = Params.load

@@ -11,7 +11,8 @@ import torch
 
 from frozenbridge.core.backbones import LanguageModel, load_language
 from frozenbridge.core.stage import stage_parser
-from frozenbridge.shapes.params import Params, check_replicate, load_params
+from frozenbridge.shapes.params import Params, load_params
+from frozenbridge.studies import check_replicate
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.precision import compile_layers, describe, prepare_frozen, use_bf16
 from frozenbridge.shapes.rundata import SplitData, load_split

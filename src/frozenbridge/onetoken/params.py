@@ -1,0 +1,76 @@
+"""The one-token study's view of params.yaml: its `onetoken:` section, plus what it shares (seed, device,
+replicates, language; and data, vision and retrieval, whose trained text tower scores captions when the encoder has
+no text tower of its own)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from frozenbridge.core.config import (choice, device, distinct_integers, field, fraction, integer, number,
+                                      optional, text)
+from frozenbridge.retrieval.params import RetrievalParams
+from frozenbridge.shapes.params import PRECISIONS, SCHEDULES, DataParams, LanguageParams, VisionParams
+
+SCORER_TOWERS = ("adaptor", "linear")  # retrieval towers that can embed any text (the scratch tower knows its words)
+from frozenbridge.studies import StudyParams
+
+@dataclass(frozen=True)
+class EncoderParams:
+    """The frozen encoder whose pooled vector is the picture: the embedded CNN's head averaged over its grid, CLIP's
+    projected image embedding, SigLIP's attention pool, ..."""
+    name: str = field("efficientnet-lite0", text("'efficientnet-lite0', a Hugging Face model id or a local directory"))
+    batch_size: int = field(32, integer())
+
+
+@dataclass(frozen=True)
+class OneTokenTrainParams:
+    steps: int = field(300, integer())
+    batch_size: int = field(16, integer())
+    lr: float = field(1e-3, number(0, 1))
+    schedule: str = field("cosine", choice(*SCHEDULES))  # constant, or cosine decay to lr/10
+    warmup: float = field(0.05, fraction())  # linear warmup over this fraction of the steps
+    precision: str = field("auto", choice(*PRECISIONS))
+
+
+@dataclass(frozen=True)
+class OneTokenEvaluateParams:
+    batch_size: int = field(32, integer())
+    caption_tokens: int = field(28, integer())  # most new tokens a caption
+    pictures: int | None = field(None, optional(integer(), "an integer >= 1, or null for every test picture"))
+
+
+@dataclass(frozen=True)
+class AgreementParams:
+    # the retrieval study's tower that scores captions when the encoder has no text tower (CLIP and SigLIP use theirs)
+    tower: str = field("adaptor", choice(*SCORER_TOWERS))
+    shown: int = field(8, integer(2))  # pictures in the alignment heatmap
+
+
+@dataclass(frozen=True)
+class OneTokenParams:
+    # a folder of pictures with captions in the datasets imagefolder layout (metadata.jsonl or metadata.csv with
+    # file_name and text); the default is the shapes pictures, written there by the onetoken_folder stage
+    folder: str = field("data/onetoken/shapes", text("a folder of pictures with metadata.jsonl or metadata.csv"))
+    test_fraction: float = field(0.2, number(0, 0.9))  # pictures held out when the folder has no train/ and test/
+    encoder: EncoderParams = field(EncoderParams())
+    prefix_tokens: int = field(1, integer())  # tokens the MLP makes from the pooled vector
+    hidden: int | None = field(None, optional(integer()))  # MLP hidden width; null = the language model's width
+    prompt: str = field("This is a picture of:", text("a non-empty prompt written before the picture"))
+    train: OneTokenTrainParams = field(OneTokenTrainParams())
+    evaluate: OneTokenEvaluateParams = field(OneTokenEvaluateParams())
+    agreement: AgreementParams = field(AgreementParams())
+
+
+@dataclass(frozen=True)
+class Params(StudyParams):
+    seed: int = field(0, integer(0))
+    device: str = field("auto", device())
+    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
+    data: DataParams = field(DataParams())
+    vision: VisionParams = field(VisionParams())
+    language: LanguageParams = field(LanguageParams())
+    retrieval: RetrievalParams = field(RetrievalParams())
+    onetoken: OneTokenParams = field(OneTokenParams())
+
+
+load_params = Params.load
