@@ -185,7 +185,8 @@ def test_every_replicate_is_trained_and_scored_in_clips_own_space(study):
     assert scores["available"] and "its own text tower" in scores["scorer"] and scores["why"] is None
     assert set(scores["replicates"]) == {"0", "1"} and scores["pictures"] == 4
     for rep in scores["replicates"].values():
-        gap = (rep["trained"]["agreement"] - rep["floor"]["agreement"]) / (scores["ceiling"] - rep["floor"]["agreement"])
+        floor = rep["floor"]["agreement"]
+        gap = (rep["trained"]["agreement"] - floor) / (scores["ceiling"] - floor)
         assert rep["share_of_gap"] == pytest.approx(gap, abs=1e-3)
         assert 1 <= rep["trained"]["distinct"] <= 4 and rep["trainable"] > 0
     a = scores["alignment"]

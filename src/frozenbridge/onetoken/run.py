@@ -101,8 +101,9 @@ def train_run(params, replicate: int, train: PictureFeatures, test: PictureFeatu
     train_steps(vlm, caption_batches(train, o.prompt, o.train.batch_size, s["batches"]), train.feats, optimizer,
                 o.train.steps, f"onetoken/{replicate}", schedule=(o.train.schedule, o.train.warmup), after_step=record)
     trained = captions()
+    loss_end = round(float(np.mean([h["loss"] for h in history[-20:]])), 5)
     result = {"replicate": replicate, "seed": params.seed, "trainable": connector.n_params,
-              "prefix_tokens": connector.n_out, "loss_end": round(float(np.mean([h["loss"] for h in history[-20:]])), 5),
+              "prefix_tokens": connector.n_out, "loss_end": loss_end,
               "history": history, "scores": {"floor": caption_scores(floor, test), "trained":
                                              caption_scores(trained, test)},
               "captions": [{"file_name": Path(test.files[i]).name, "truth": test.captions[i], "floor": floor[i],

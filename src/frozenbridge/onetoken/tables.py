@@ -54,13 +54,14 @@ def tokens_table(m: dict, shapes: dict | None) -> list[str]:
 
     rows.append(f"| one token from the pooled vector (this study, {m['pictures']} test pictures) | {by_set('seen')} | "
                 f"{by_set('heldout')} | {med['distinct']['median']:g} of {m['pictures']} |")
-    rows.append(f"| the same, untrained | — | — | {m['median']['floor']['distinct']['median']:g} of {m['pictures']} |")
+    floor = m["median"]["floor"]["distinct"]["median"]
+    rows.append(f"| the same, untrained | — | — | {floor:g} of {m['pictures']} |")
     if shapes and "caption" in shapes:
         c = shapes["caption"]
+        exact = [c[test]["caption"]["right"]["median"] for test in ("seen", "heldout")]
+        distinct = [c[test]["distinct_captions"]["median"] for test in ("seen", "heldout")]
         rows.append(f"| 49 tokens from the 14×14 grid (main study, `caption` recipe, 60 pictures a test set) | "
-                    f"{c['seen']['caption']['right']['median']:.1f}% | {c['heldout']['caption']['right']['median']:.1f}% "
-                    f"| {c['seen']['distinct_captions']['median']:g} + {c['heldout']['distinct_captions']['median']:g} "
-                    "of 120 |")
+                    f"{exact[0]:.1f}% | {exact[1]:.1f}% | {distinct[0]:g} + {distinct[1]:g} of 120 |")
     return rows
 
 

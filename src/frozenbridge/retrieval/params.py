@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.config import (choice, device, distinct_integers, fail, field, fraction, integer, names, number)
+from frozenbridge.core.config import choice, device, distinct_integers, fail, field, fraction, integer, names, number
 from frozenbridge.shapes.params import PRECISIONS, DataParams, LanguageParams, VisionParams
+from frozenbridge.studies import StudyParams
 
 TOWERS = ("adaptor", "linear", "scratch", "vision_text")
 POOLS = ("mean", "last")
-from frozenbridge.studies import StudyParams
+
 
 @dataclass(frozen=True)
 class TextParams:
