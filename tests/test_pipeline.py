@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -268,9 +269,99 @@ def test_plots_show_renders_offline(project, first_repro):
     assert "Training loss of every run" in page  # one chart for every loss curve
 
 
-def test_exp_run_new_seed_changes_metrics(project, first_repro):
+@pytest.fixture(scope="module")
+def baseline(project, first_repro) -> Path:
+    """The first repro committed, and a DVC remote (a local folder) holding its cache."""
     run(["git", "add", "-A"], project)
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline"], project)
+    remote = project.parent / "dvc-remote"
+    dvc("remote", "add", "--local", "-d", "shared", str(remote), cwd=project)
+    return remote
+
+
+def test_a_fresh_clone_pulls_the_shared_cache_and_reruns_nothing(project, baseline, tmp_path):
+    """dvc push from one clone, dvc pull in another: generate, encode and every trained run come from the remote."""
+    pushed = dvc("push", cwd=project).stdout
+    assert "pushed" in pushed
+    clone = tmp_path / "clone"
+    run(["git", "clone", "-q", str(project), str(clone)], tmp_path)
+    dvc("remote", "add", "--local", "-d", "shared", str(baseline), cwd=clone)
+    dvc("pull", cwd=clone)
+    assert (clone / "runs/caption/0/model/config.json").is_file() and (clone / "data/features/train.parquet").is_file()
+    out = dvc("repro", cwd=clone).stdout
+    assert "Running stage" not in out and "up to date" in out
+
+
+def _find_experiment(shown, name: str) -> dict | None:
+    """The `dvc exp show --json` entry of experiment `name` (it nests them under their baseline)."""
+    if isinstance(shown, dict):
+        if shown.get("name") == name and "data" in shown:
+            return shown
+        shown = list(shown.values())
+    if isinstance(shown, list):
+        for item in shown:
+            found = _find_experiment(item, name)
+            if found:
+                return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def queued(project, baseline) -> dict[str, dict]:
+    """Two experiments queued (one-token training steps 4 and 5, limited to that study's chain) and run by two
+    queue workers; their `dvc exp show` entries."""
+    names = {"steps4": 4, "steps5": 5}
+    for name, steps in names.items():
+        dvc("exp", "run", "--queue", "-n", name, "-S", f"onetoken.train.steps={steps}", "onetoken_score", cwd=project)
+    assert "Queued" in dvc("queue", "status", cwd=project).stdout
+    dvc("queue", "start", "-j", "2", cwd=project)
+    deadline, status = time.time() + 600, ""
+    while time.time() < deadline:
+        status = dvc("queue", "status", cwd=project).stdout
+        if "Queued" not in status and "Running" not in status:
+            break
+        time.sleep(3)
+    logs = {n: dvc("queue", "logs", n, cwd=project, check=False).stdout for n in names}
+    assert "Failed" not in status, f"{status}\n{logs}"
+    shown = json.loads(dvc("exp", "show", "--json", cwd=project).stdout)
+    return {name: _find_experiment(shown, name) for name in names} | {"logs": logs}
+
+
+def test_queued_experiments_run_in_parallel_and_show_their_metrics(queued):
+    for name, steps in (("steps4", 4), ("steps5", 5)):
+        entry = queued[name]
+        assert entry is not None, f"{name} missing from dvc exp show"
+        assert entry["data"]["params"]["params.yaml"]["data"]["onetoken"]["train"]["steps"] == steps
+        scores = entry["data"]["metrics"]["metrics/onetoken/scores.json"]["data"]
+        assert set(scores["replicates"]) == {"0", "1"}
+        assert "Running stage 'onetoken_train@0'" in queued["logs"][name]
+        assert "Running stage 'generate'" not in queued["logs"][name]  # everything upstream came from the cache
+
+
+def test_an_experiment_pushed_to_a_git_remote_compares_with_main_in_another_clone(project, baseline, queued,
+                                                                                   tmp_path):
+    origin = tmp_path / "origin.git"
+    run(["git", "init", "--bare", "-q", str(origin)], tmp_path)
+    run(["git", "remote", "add", "origin", str(origin)], project)
+    run(["git", "push", "-q", "origin", "HEAD:refs/heads/main"], project)
+    dvc("exp", "push", "origin", "steps4", cwd=project)
+    clone = tmp_path / "other"
+    run(["git", "clone", "-q", "-b", "main", str(origin), str(clone)], tmp_path)
+    dvc("remote", "add", "--local", "-d", "shared", str(baseline), cwd=clone)
+    assert "steps4" not in dvc("exp", "list", cwd=clone).stdout
+    dvc("exp", "pull", "origin", "steps4", cwd=clone)
+    assert "steps4" in dvc("exp", "list", cwd=clone).stdout
+    diff = json.loads(dvc("metrics", "diff", "main", "steps4", "--json", cwd=clone).stdout)
+    assert "metrics/onetoken/scores.json" in diff
+    from frozenbridge.plots_template import build_template
+
+    build_template(clone / ".dvc/plots/offline.html")  # ./setup.sh builds it in a fresh clone (it is git-ignored)
+    dvc("plots", "diff", "main", "steps4", "-o", "compared", cwd=clone)
+    page = (clone / "compared/index.html").read_text()
+    assert "steps4" in page and "main" in page
+
+
+def test_exp_run_new_seed_changes_metrics(project, baseline):
     # a new seed, on one replicate, the default recipes and fewer digits and retrieval runs (a short suite)
     out = dvc("exp", "run", "-S", "seed=1", "-S", "replicates=[0]", "-S", "recipes=[caption,qa,caption_qa]",
               "-S", "digits.adapter.tokens=[2]", "-S", "retrieval.towers=[scratch,vision_text]", cwd=project).stdout

@@ -19,6 +19,7 @@ from frozenbridge.shapes.tables import BENCH_FILES, experiment_results, shapes_r
 
 START, END = "<!-- results:start (python -m frozenbridge.report) -->", "<!-- results:end -->"
 OTHER_STUDIES = ("digits", "retrieval", "onetoken")  # timed apart from the shapes study
+STUDY_LABELS = {"onetoken": "one-token"}
 
 
 
@@ -37,7 +38,7 @@ def _other_studies(categories: dict, total: float) -> str:
     others = {name: categories[f"{name} study"] for name in OTHER_STUDIES if f"{name} study" in categories}
     if not others:
         return ""
-    listed = ", ".join(f"the {name} study {_minutes(seconds)}" for name, seconds in others.items())
+    listed = ", ".join(f"the {STUDY_LABELS.get(name, name)} study {_minutes(seconds)}" for name, seconds in others.items())
     return f"; {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
 
 

@@ -3,6 +3,7 @@ next to the reference's numbers."""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
@@ -16,7 +17,7 @@ KIND_LABELS = {"floor": "untrained connector (floor)", "trained": "trained conne
 def _cell(s: dict, fmt: str = "{:.4f}") -> str:
     if s["min"] == s["max"]:
         return fmt.format(s["median"])
-    return f"{fmt.format(s['median'])} [{fmt.format(s['min'])}–{fmt.format(s['max'])}]"
+    return f"{fmt.format(s['median'])} [{fmt.format(s['min'])} to {fmt.format(s['max'])}]"
 
 
 def agreement_table(m: dict) -> list[str]:
@@ -49,8 +50,8 @@ def tokens_table(m: dict, shapes: dict | None) -> list[str]:
     rows = ["| arrangement | exact captions, seen pairs | held-out pairs | distinct captions |", "|---|---:|---:|---:|"]
 
     def by_set(name: str) -> str:
-        values = sorted(r["trained"]["by_set"].get(name, {}).get("exact", float("nan")) for r in reps)
-        return f"{values[len(values) // 2]:.1f}%" if name in reps[0]["trained"]["by_set"] else "—"
+        values = [r["trained"]["by_set"][name]["exact"] for r in reps if name in r["trained"]["by_set"]]
+        return f"{statistics.median(values):.1f}%" if values else "—"
 
     rows.append(f"| one token from the pooled vector (this study, {m['pictures']} test pictures) | {by_set('seen')} | "
                 f"{by_set('heldout')} | {med['distinct']['median']:g} of {m['pictures']} |")
@@ -66,21 +67,22 @@ def tokens_table(m: dict, shapes: dict | None) -> list[str]:
 
 
 def reading(m: dict, shapes: dict | None) -> str:
-    med = m["median"]
+    med, ref = m["median"], REFERENCE
     floor, trained, share = med["floor"]["agreement"]["median"], med["trained"]["agreement"]["median"], \
         med["share_of_gap"]
+    ref_share = (ref["trained"] - ref["floor"]) / (ref["ceiling"] - ref["floor"])
     text = (f"Reading: training moves agreement from {floor:.4f} to {trained:.4f} against {m['ceiling']:.4f} for the "
             f"true captions, {share['median']:.0%} of the gap (replicates {share['min']:.0%} to {share['max']:.0%}); "
-            f"the reference closed about a sixth with CLIP on photographs. ")
-    if shapes and "caption" in shapes:
-        seen = shapes["caption"]["seen"]["caption"]["right"]["median"]
-        mine = [r["trained"]["by_set"].get("seen", {}).get("exact") for r in m["replicates"].values()]
-        mine = sorted(v for v in mine if v is not None)
-        if mine:
-            one = mine[len(mine) // 2]
-            text += (f"Exact captions of seen pairs: {one:.1f}% from one token against {seen:.1f}% from the main "
-                     "study's 49; " + ("one averaged vector keeps no positions, and a caption lists the shapes left "
-                                       "to right." if one < seen else "one vector is enough here."))
+            f"the reference closed {ref_share:.0%} in CLIP's space on photographs. The two shares are not one "
+            "measurement: this space was trained on the shapes study's training captions, and a picture's own caption is its nearest "
+            f"in it {m['alignment']['own_nearest']:.0f}% of the time (the reference's CLIP: {ref['own_nearest']}%). ")
+    mine = [r["trained"]["by_set"]["seen"]["exact"] for r in m["replicates"].values()
+            if "seen" in r["trained"]["by_set"]]
+    if shapes and "caption" in shapes and mine:
+        seen, one = shapes["caption"]["seen"]["caption"]["right"]["median"], statistics.median(mine)
+        text += (f"Exact captions of seen pairs: {one:.1f}% from one token against {seen:.1f}% from the main "
+                 "study's 49; " + ("one averaged vector keeps no positions, and a caption lists the shapes left to "
+                                   "right." if one < seen else "one vector is enough here."))
     return text
 
 

@@ -1,0 +1,104 @@
+"""Data-parallel training: two CPU processes (gloo), each on half of every batch, follow the same loss curve and end
+at the same connector weights as one process on the whole batch, with the same seed."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+STEPS, BATCH = 5, 6
+CAPTIONS = ["a red square", "a blue circle and a green triangle", "a purple square, a red circle and a blue square",
+            "an orange triangle", "a yellow circle and a red square", "a green square, a blue circle, a red "
+            "triangle and an orange circle", "a blue triangle", "a red circle and a purple triangle"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def train(lm_path: str, out: Path, rank: int = 0, world_size: int = 1) -> None:
+    """STEPS steps on a fixed stream of batches; rank 0 writes the loss per step and the final weights."""
+    import torch.distributed as dist
+
+    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters
+    from frozenbridge.bridge.model import VLM
+    from frozenbridge.bridge.sequence import Item
+    from frozenbridge.bridge.step import train_steps
+    from frozenbridge.core.backbones import load_language
+
+    torch.set_num_threads(1)
+    cpu = torch.device("cpu")
+    lm = load_language(lm_path)
+    torch.manual_seed(0)
+    feats = torch.randn(len(CAPTIONS), 4, 8)
+    connector = Connector([2, 2, 8], lm.width, merge=1)
+    vlm = VLM(lm, connector, cpu, False)
+    optimizer = torch.optim.AdamW(connector.parameters(), lr=0.01)
+    if world_size > 1:
+        broadcast_parameters(connector.parameters())
+        vlm, optimizer = DataParallel(vlm), SummedGradients(optimizer)
+
+    def batches():
+        step = 0
+        while True:
+            yield [Item((step * BATCH + i) % len(CAPTIONS), "Caption:", CAPTIONS[(step * 3 + i) % len(CAPTIONS)])
+                   for i in range(BATCH)]
+            step += 1
+
+    losses: list[float] = []
+    train_steps(vlm, batches(), feats, optimizer, STEPS, f"rank {rank}",
+                after_step=lambda n, loss: losses.append(loss))
+    if rank == 0:
+        out.write_text(json.dumps({"losses": losses,
+                                   "weights": [p.detach().flatten().tolist() for p in connector.parameters()]}))
+    if world_size > 1:
+        dist.barrier()
+
+
+def _worker(rank: int, world_size: int, port: int, lm_path: str, out: Path) -> None:
+    import torch.distributed as dist
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    try:
+        train(lm_path, out, rank, world_size)
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.fixture(scope="module")
+def curves(tiny_models, tmp_path_factory) -> tuple[dict, dict]:
+    tmp = tmp_path_factory.mktemp("ddp")
+    train(str(tiny_models["qwen2"]), tmp / "one.json")
+    mp.spawn(_worker, args=(2, free_port(), str(tiny_models["qwen2"]), tmp / "two.json"), nprocs=2, join=True)
+    return json.loads((tmp / "one.json").read_text()), json.loads((tmp / "two.json").read_text())
+
+
+def test_two_processes_follow_one_processs_loss_curve(curves):
+    one, two = curves
+    assert len(one["losses"]) == len(two["losses"]) == STEPS
+    assert one["losses"][0] > one["losses"][-1]  # it learns
+    assert two["losses"] == pytest.approx(one["losses"], abs=1e-5, rel=1e-5)
+
+
+def test_two_processes_end_at_one_processs_weights(curves):
+    one, two = curves
+    a = torch.tensor([w for p in one["weights"] for w in p])
+    b = torch.tensor([w for p in two["weights"] for w in p])
+    assert torch.allclose(a, b, atol=1e-5), float((a - b).abs().max())
+
+
+def test_without_torchrun_nothing_is_initialised(monkeypatch):
+    from frozenbridge.bridge.data_parallel import init_from_env, world
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert init_from_env() is None and world() == (0, 1)
