@@ -102,3 +102,72 @@ def test_without_torchrun_nothing_is_initialised(monkeypatch):
 
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     assert init_from_env() is None and world() == (0, 1)
+
+
+def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, port: int = 0) -> None:
+    """The shapes study's stage 1 and caption_qa_lora (LoRA included) through `shapes.train.train`."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).parent))
+    import torch.distributed as dist
+
+    from frozenbridge.core.backbones import load_language
+    from frozenbridge.shapes.train import train as train_run
+    from frozenbridge.shapes.params import Params, TrainParams
+    from test_train import tiny_split
+
+    torch.set_num_threads(1)
+    if world_size > 1:
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        dist.init_process_group("gloo", rank=rank, world_size=world_size)
+    try:
+        data, lm = tiny_split(), load_language(lm_path)
+        p = Params(train=TrainParams(batch_size=6, stage1_steps=3, stage2_steps=3, lora_lr=0.01))
+        train_run(p, None, 0, data, lm, torch.device("cpu"), False, out / "stage1")
+        if world_size > 1:
+            dist.barrier()  # rank 0 has written stage 1, which the recipe starts from
+        train_run(p, "caption_qa_lora", 0, data, lm, torch.device("cpu"), False, out / "lora",
+                  stage1_dir=out / "stage1")
+    finally:
+        if world_size > 1:
+            dist.destroy_process_group()
+
+
+def _shapes_worker(rank: int, world_size: int, port: int, lm_path: str, out: Path) -> None:
+    _shapes_run(out, lm_path, rank, world_size, port)
+
+
+def test_the_shapes_training_stage_split_over_two_processes_matches_one(tiny_models, tmp_path):
+    import csv
+
+    from frozenbridge.bridge.saved_run import load_connector
+
+    _shapes_run(tmp_path / "one", str(tiny_models["qwen2"]))
+    mp.spawn(_shapes_worker, args=(2, free_port(), str(tiny_models["qwen2"]), tmp_path / "two"), nprocs=2, join=True)
+    for run in ("stage1", "lora"):
+        curves = []
+        for n in ("one", "two"):
+            with open(tmp_path / n / run / "history.csv") as f:
+                curves.append([float(r["loss"]) for r in csv.DictReader(f)])
+        assert len(curves[0]) == len(curves[1]) > 0
+        assert curves[1] == pytest.approx(curves[0], abs=1e-4)
+        a, b = (load_connector(tmp_path / n / run) for n in ("one", "two"))
+        for x, y in zip(a.parameters(), b.parameters()):
+            assert torch.allclose(x, y, atol=1e-4)
+    assert (tmp_path / "two" / "lora" / "lora").is_dir()
+
+
+def test_a_script_asking_for_two_processes_runs_again_under_torchrun(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text("import os, sys\nfrom frozenbridge.bridge.data_parallel import launch\nlaunch(2)\n"
+                      "open(os.path.join(sys.argv[1], 'rank' + os.environ['RANK']), 'w')"
+                      ".write(os.environ['WORLD_SIZE'])\n")
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")}
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.glob("rank*")) == ["rank0", "rank1"]
+    assert (tmp_path / "rank1").read_text() == "2"

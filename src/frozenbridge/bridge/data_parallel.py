@@ -13,6 +13,8 @@ order); the test runs two CPU processes on gloo against one.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from typing import Iterable
 
 import torch
@@ -28,14 +30,27 @@ def world() -> tuple[int, int]:
     return 0, 1
 
 
-def init_from_env() -> torch.device | None:
+def launch(processes: int) -> None:
+    """Run this script again under torchrun as `processes` processes, and exit with their status, unless it is one
+    of them already (or one process is asked for): the way a stage becomes data-parallel with no change to its
+    command line in dvc.yaml."""
+    if processes <= 1 or "WORLD_SIZE" in os.environ:
+        return
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
+           sys.argv[0], *sys.argv[1:]]
+    sys.exit(subprocess.call(cmd))
+
+
+def init_from_env(use_cuda: bool | None = None) -> torch.device | None:
     """Join the process group torchrun describes in the environment (NCCL on GPUs, gloo on CPUs) and return this
-    process's device; None when the script was not started by torchrun (one process)."""
+    process's device (`use_cuda`: default, when CUDA is available); None when the script was not started by
+    torchrun (one process)."""
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return None
+    use_cuda = torch.cuda.is_available() if use_cuda is None else use_cuda
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
-    if torch.cuda.is_available():
+        dist.init_process_group("nccl" if use_cuda else "gloo")
+    if use_cuda:
         local = int(os.environ.get("LOCAL_RANK", "0"))
         torch.cuda.set_device(local)
         return torch.device("cuda", local)

@@ -119,6 +119,9 @@ class TrainParams:
     checkpoint_every: int = field(20, integer(0))
     # torch.compile each decoder layer of the frozen model for training (needs a C++ compiler)
     compile: bool = field(False, boolean())
+    # processes a training run is split over (one per GPU; torchrun starts them): each takes its share of every
+    # batch and their gradients are summed, so the loss curve is the one-process curve
+    processes: int = field(1, integer())
 
 
 @dataclass(frozen=True)

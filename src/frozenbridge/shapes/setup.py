@@ -9,6 +9,7 @@ from pathlib import Path
 
 import torch
 
+from frozenbridge.bridge.data_parallel import init_from_env, launch
 from frozenbridge.core.backbones import LanguageModel, load_language
 from frozenbridge.core.stage import stage_parser
 from frozenbridge.shapes.params import Params, load_params
@@ -21,7 +22,8 @@ log = logging.getLogger("frozenbridge")
 
 
 def setup(params: Params) -> tuple[torch.device, bool, LanguageModel]:
-    device = pick_device(params.device)
+    """Device (this process's, under torchrun), precision, the frozen language model."""
+    device = init_from_env(params.device != "cpu" and torch.cuda.is_available()) or pick_device(params.device)
     bf16 = use_bf16(params.train.precision, device)
     lm = load_language(params.language.name)
     prepare_frozen(lm.model, device, bf16)
@@ -44,6 +46,7 @@ def start_training(args) -> tuple[Params, SplitData, torch.device, bool, Languag
     fails before the slow part."""
     params = load_params(args.params)
     check_replicate(params, args.replicate)
+    launch(params.train.processes)  # train.processes > 1: this script again, under torchrun; returns in each process
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
     if params.train.compile:

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters, world
 from frozenbridge.bridge.lora import attach_lora, lora_state, set_lora_state, trainable
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.saved_run import encoder_config, load_connector, save_run
@@ -51,7 +52,10 @@ def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, 
     p = dataclasses.asdict(params)
     p.pop("evaluate")
     p["train"].pop("checkpoint_every")
-    return fingerprint({"params": p, "run": run, "device": str(device), "bf16": bf16, "features": data_meta,
+    p["train"].pop("processes")
+    _, size = world()  # under torchrun every process resumes the same checkpoint
+    where = str(device) if size == 1 else f"{device.type} x{size}"
+    return fingerprint({"params": p, "run": run, "device": where, "bf16": bf16, "features": data_meta,
                         "stage1": stage1_digest})
 
 
@@ -102,6 +106,9 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             log.info("%s: LoRA rank %d on every linear layer: %s trainable parameters", run, params.train.lora_rank,
                      f"{sum(p.numel() for p in lora):,}")
         optimizer = torch.optim.AdamW(groups)
+        if world()[1] > 1:  # data-parallel: the same start everywhere, gradients summed before each step
+            broadcast_parameters(p for g in groups for p in g["params"])
+            optimizer = SummedGradients(optimizer)
         done = 0
         if resume is not None and i < resume["phase"]:
             continue  # finished before the checkpoint; its effect is in the restored weights
@@ -115,7 +122,7 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             next(batches)
 
         def after_step(step: int, i=i, optimizer=optimizer) -> None:
-            if checkpoints.due(len(history)):
+            if world()[0] == 0 and checkpoints.due(len(history)):  # one process writes
                 checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
         train_phase(vlm, data, phase, phase.n_steps(params.train), batches, optimizer, history, run, done, after_step,
                     phase.schedule(params.train))
@@ -162,6 +169,8 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     checkpoints = Checkpoints(checkpoint_dir, params.train.checkpoint_every,
                               run_fingerprint(params, run, device, bf16, data.meta, stage1_digest), run)
     vlm = VLM(lm, connector.to(device), device, bf16)
+    if world()[1] > 1:
+        vlm = DataParallel(vlm)
     start = time.perf_counter()
     peft_model = run_phases(vlm, data, phases, seeds, params, history, run, checkpoints)
     steps = sum(p.n_steps(params.train) for p in phases)
@@ -174,6 +183,7 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
             "steps": len(history), "final_loss": history[-1][2] if history else None,
             "encoder": data.meta["encoder"], "encoder_revision": data.meta["revision"],
             "language": lm.name, "language_revision": lm.revision}
-    write_run(out, connector.cpu(), lm, data.meta, history, info, peft_model, params)
-    checkpoints.clear()
+    if world()[0] == 0:  # data-parallel: every process holds the same weights; one writes them
+        write_run(out, connector.cpu(), lm, data.meta, history, info, peft_model, params)
+        checkpoints.clear()
     return info
