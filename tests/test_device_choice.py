@@ -51,3 +51,61 @@ def test_auto_on_a_machine_with_several_gpus_asks_for_free_memory(locks, monkeyp
     monkeypatch.setattr(device.torch.cuda, "mem_get_info", lambda i: ([1, 7, 3][i], 10))
     assert device.pick_device("auto") == device.torch.device("cuda:1")
     assert device.pick_device("cuda:2") == device.torch.device("cuda:2")  # an explicit GPU is never second-guessed
+
+
+@pytest.fixture
+def three_gpus(locks, monkeypatch):
+    """A simulated machine with three GPUs, 7, 3 and 5 units free."""
+    monkeypatch.setattr(device.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(device.torch.cuda, "device_count", lambda: 3)
+    monkeypatch.setattr(device.torch.cuda, "mem_get_info", lambda i: ([7, 3, 5][i], 10))
+    return locks
+
+
+def test_two_data_parallel_runs_get_disjoint_gpus(three_gpus):
+    """Another experiment's process holds the freest GPU; a two-process run takes the other two, one each, and a
+    third process finds none of its own: a clear error, never two processes of one run on one GPU."""
+    other = device._try_lock(0)
+    picked, kept = [], []
+    for _ in range(2):  # the run's two processes, each its own process
+        kept += device._held.values()
+        device._held.clear()
+        picked.append(device.gpu_of_its_own(2))
+    assert picked == [device.torch.device("cuda", 2), device.torch.device("cuda", 1)]
+    kept += device._held.values()
+    device._held.clear()
+    with pytest.raises(device.FrozenbridgeError, match="train.processes = 3: every one of the 3 GPU"):
+        device.gpu_of_its_own(3)
+    for f in [other, *kept]:
+        f.close()
+
+
+def test_a_data_parallel_process_joins_on_its_claimed_gpu(three_gpus, monkeypatch):
+    from frozenbridge.bridge import data_parallel
+
+    joined, current = [], []
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setattr(data_parallel.dist, "is_initialized", lambda: False)
+    monkeypatch.setattr(data_parallel.dist, "init_process_group", joined.append)
+    monkeypatch.setattr(data_parallel.torch.cuda, "set_device", current.append)
+    assert data_parallel.init_from_env(True) == device.torch.device("cuda", 0)
+    assert joined == ["nccl"] and current == [device.torch.device("cuda", 0)]
+
+
+def test_more_processes_than_gpus_fail_before_torchrun_starts(three_gpus, monkeypatch):
+    from frozenbridge.bridge import data_parallel
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.setattr(data_parallel.subprocess, "call", lambda cmd: pytest.fail(f"started {cmd}"))
+    with pytest.raises(device.FrozenbridgeError, match="train.processes = 4 needs a GPU for each process and this "
+                                                       "machine has 3"):
+        data_parallel.launch(4, use_cuda=True)
+
+
+def test_one_pinned_gpu_for_several_processes_is_refused():
+    from frozenbridge.shapes.params import Params
+
+    with pytest.raises(device.FrozenbridgeError, match=r"device = 'cuda:1' is not allowed; expected auto or cuda "
+                                                       r"with train.processes = 2"):
+        Params.parse({"device": "cuda:1", "train": {"processes": 2}})
+    assert Params.parse({"device": "cuda", "train": {"processes": 2}}).train.processes == 2

@@ -105,6 +105,8 @@ def test_a_saved_run_rebuilds_itself_from_its_directory_alone(lm, tiny_models, t
     assert config["connector"]["feature_shape"] == [4, 4, 32] and config["lora"] == {"rank": 8, "alpha": 16}
     adapter = json.loads((tmp_path / "lora" / "lora" / "adapter_config.json").read_text())
     assert adapter["base_model_name_or_path"] == config["language"]["name"]  # the params name, not a cache path
+    modules = adapter["target_modules"]  # sorted: the same bytes whatever the process's string hashing
+    assert len(modules) > 2 and modules == sorted(modules)
     run = load_run(tmp_path / "lora", CPU, False)
     assert run.model.lm is not lm and any("lora_" in n for n, _ in run.model.lm.model.named_parameters())
     items = [Item(i, "Caption:", "") for i in range(3)]

@@ -33,17 +33,14 @@ STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")
 
 def benchmark_step(reps: int = 5) -> float:
     """Median seconds of a training step, batch 16 captions at 49 image tokens, the embedded language model."""
-    from frozenbridge.core.backbones import load_language
     from frozenbridge.bench import caption_items, timed, train_step
     from frozenbridge.bridge.connector import Connector
-    from frozenbridge.core.device import pick_device
-    from frozenbridge.core.precision import prepare_frozen, use_bf16
     from frozenbridge.bridge.model import VLM
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.frozen import frozen_language
 
     device = pick_device("auto")
-    bf16 = use_bf16("auto", device)
-    lm = load_language("smollm2-135m")
-    prepare_frozen(lm.model, device, bf16)
+    lm, bf16 = frozen_language("smollm2-135m", device)
     torch.manual_seed(0)
     vlm = VLM(lm, Connector([14, 14, 112], lm.width, merge=2).to(device), device, bf16)
     feats = torch.randn(16, 196, 112)

@@ -6,19 +6,14 @@ line reads: `frozenbridge caption runs/onetoken/0/model picture.png`) and result
 the untrained connector, the floor, and by the trained one; exact matches; distinct captions; the loss curve).
 """
 
-import logging
-
-from frozenbridge.core.backbones import load_language
 from frozenbridge.core.device import pick_device
-from frozenbridge.core.precision import describe, prepare_frozen, use_bf16
+from frozenbridge.core.frozen import frozen_language
 from frozenbridge.core.stage import require, run_cli, stage_parser
 from frozenbridge.onetoken.features import load_pictures
 from frozenbridge.onetoken.params import load_params
 from frozenbridge.onetoken.paths import FEATURES, run_dir
 from frozenbridge.onetoken.run import train_run
 from frozenbridge.studies import check_replicate
-
-log = logging.getLogger("frozenbridge.onetoken")
 
 
 def main() -> None:
@@ -31,10 +26,7 @@ def main() -> None:
     name = params.onetoken.encoder.name
     train, test = (load_pictures(FEATURES / f"{s}.parquet", name) for s in ("train", "test"))
     device = pick_device(params.device)
-    bf16 = use_bf16(params.onetoken.train.precision, device)
-    lm = load_language(params.language.name)
-    prepare_frozen(lm.model, device, bf16)
-    log.info("device %s, %s for the frozen language model", device, describe(bf16))
+    lm, bf16 = frozen_language(params.language.name, device, params.onetoken.train.precision)
     train_run(params, args.replicate, train, test, lm, device, bf16, run_dir(args.replicate))
 
 

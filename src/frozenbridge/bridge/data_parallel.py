@@ -21,6 +21,8 @@ import torch
 import torch.distributed as dist
 
 from frozenbridge.bridge.model import VLM
+from frozenbridge.core.device import gpu_of_its_own
+from frozenbridge.core.errors import FrozenbridgeError
 
 
 def world() -> tuple[int, int]:
@@ -30,12 +32,17 @@ def world() -> tuple[int, int]:
     return 0, 1
 
 
-def launch(processes: int) -> None:
+def launch(processes: int, use_cuda: bool = False) -> None:
     """Run this script again under torchrun as `processes` processes, and exit with their status, unless it is one
     of them already (or one process is asked for): the way a stage becomes data-parallel with no change to its
-    command line in dvc.yaml."""
+    command line in dvc.yaml. On GPUs (`use_cuda`) each process needs its own: more processes than GPUs fail here,
+    before anything starts."""
     if processes <= 1 or "WORLD_SIZE" in os.environ:
         return
+    if use_cuda and processes > torch.cuda.device_count():
+        raise FrozenbridgeError(f"params.yaml: train.processes = {processes} needs a GPU for each process and this "
+                                f"machine has {torch.cuda.device_count()}; lower train.processes (or set device: "
+                                "cpu for processes on CPU cores)")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
            sys.argv[0], *sys.argv[1:]]
     sys.exit(subprocess.call(cmd))
@@ -44,17 +51,18 @@ def launch(processes: int) -> None:
 def init_from_env(use_cuda: bool | None = None) -> torch.device | None:
     """Join the process group torchrun describes in the environment (NCCL on GPUs, gloo on CPUs) and return this
     process's device (`use_cuda`: default, when CUDA is available); None when the script was not started by
-    torchrun (one process)."""
-    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+    torchrun (one process). On GPUs each process claims its own (core.device.gpu_of_its_own), so two runs started
+    together (queue workers) do not land on the same GPUs."""
+    size = int(os.environ.get("WORLD_SIZE", "1"))
+    if size <= 1:
         return None
     use_cuda = torch.cuda.is_available() if use_cuda is None else use_cuda
+    device = gpu_of_its_own(size) if use_cuda else torch.device("cpu")
+    if use_cuda:
+        torch.cuda.set_device(device)
     if not dist.is_initialized():
         dist.init_process_group("nccl" if use_cuda else "gloo")
-    if use_cuda:
-        local = int(os.environ.get("LOCAL_RANK", "0"))
-        torch.cuda.set_device(local)
-        return torch.device("cuda", local)
-    return torch.device("cpu")
+    return device
 
 
 def target_tokens(vlm: VLM, items: list) -> int:

@@ -3,6 +3,7 @@ load a saved one, and read or restore its weights for checkpoints."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -28,10 +29,17 @@ def trainable(lm: LanguageModel) -> list[torch.nn.Parameter]:
 
 def save_lora(peft_model, directory: Path, base_name: str) -> None:
     """The adapter in peft's format; adapter_config.json names the base model by `base_name` (the name params.yaml
-    gives it), not by the path it was loaded from on this machine, so the saved run is the same everywhere."""
+    gives it), not by the path it was loaded from on this machine, and lists its target modules sorted (peft writes
+    them in a Python set's order, which changes with each process's string hashing), so the saved run is the same
+    file everywhere and on every rerun."""
     for config in peft_model.peft_config.values():
         config.base_model_name_or_path = base_name
     peft_model.save_pretrained(directory)
+    for path in Path(directory).rglob("adapter_config.json"):
+        saved = json.loads(path.read_text())
+        if isinstance(saved.get("target_modules"), list):
+            saved["target_modules"] = sorted(saved["target_modules"])
+            path.write_text(json.dumps(saved, indent=2, sort_keys=True))
 
 
 def load_lora(lm: LanguageModel, directory: Path) -> bool:

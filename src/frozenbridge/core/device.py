@@ -3,7 +3,9 @@
 With several GPUs, `auto` spreads the processes that start at the same time (DVC queue workers, `dvc queue start
 -j 4` on a 4-GPU box): each takes the GPU with the most free memory that no other frozenbridge process holds, and
 holds it (an exclusive lock on a file in the temp directory, released when the process ends). When every GPU is
-held, it shares the one with the most free memory.
+held, it shares the one with the most free memory. The processes of a data-parallel run (`train.processes`,
+under torchrun) claim their GPUs the same way but never share one: two such runs started by queue workers get
+disjoint sets of GPUs.
 """
 
 from __future__ import annotations
@@ -20,13 +22,26 @@ from frozenbridge.core.errors import FrozenbridgeError
 DEVICE_ENV = "FROZENBRIDGE_DEVICE"
 
 
+def _named(requested: str | None) -> tuple[str, str | None]:
+    """(where the name comes from, the device named): the param unless it is `auto`, else $FROZENBRIDGE_DEVICE,
+    else None (auto)."""
+    if requested and requested != "auto":
+        return "params.yaml: device", requested
+    if os.environ.get(DEVICE_ENV):
+        return DEVICE_ENV, os.environ[DEVICE_ENV]
+    return "params.yaml: device", None
+
+
+def wants_cuda(requested: str | None = None) -> bool:
+    """Whether pick_device(requested) would give a CUDA device (without choosing one)."""
+    name = _named(requested)[1]
+    return name.startswith("cuda") if name else torch.cuda.is_available()
+
+
 def pick_device(requested: str | None = None) -> torch.device:
     """The param (params.yaml `device`) unless it is `auto`, else $FROZENBRIDGE_DEVICE, else CUDA when available,
     else CPU."""
-    source = "params.yaml: device"
-    name = requested if requested and requested != "auto" else None
-    if name is None and os.environ.get(DEVICE_ENV):
-        source, name = DEVICE_ENV, os.environ[DEVICE_ENV]
+    source, name = _named(requested)
     if name is None:
         name = "cpu"
         if torch.cuda.is_available():
@@ -65,9 +80,9 @@ def _try_lock(index: int):
     return f
 
 
-def claim_gpu(free: list[int]) -> int:
+def claim_gpu(free: list[int], share: bool = True) -> int | None:
     """The index of the GPU to use given each GPU's free bytes: the freest one this process can lock (it keeps the
-    lock), else, every GPU being held by another process, the freest one."""
+    lock), else, every GPU being held by another process, the freest one (None when not `share`)."""
     order = sorted(range(len(free)), key=lambda i: (-free[i], i))
     for index in order:
         if index in _held:
@@ -76,4 +91,17 @@ def claim_gpu(free: list[int]) -> int:
         if lock is not None:
             _held[index] = lock
             return index
-    return order[0]
+    return order[0] if share else None
+
+
+def gpu_of_its_own(processes: int) -> torch.device:
+    """This data-parallel process's GPU (under torchrun): the freest one no other frozenbridge process holds, the
+    other processes of its own run included. Fails when every GPU is held, since NCCL cannot put two processes of
+    one run on one GPU."""
+    count = torch.cuda.device_count()
+    index = claim_gpu([torch.cuda.mem_get_info(i)[0] for i in range(count)], share=False)
+    if index is None:
+        raise FrozenbridgeError(f"train.processes = {processes}: every one of the {count} GPU(s) here is held by "
+                                "another frozenbridge process (of this run or another experiment); lower "
+                                "train.processes or run fewer queue workers at once")
+    return torch.device("cuda", index)

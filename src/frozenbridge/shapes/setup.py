@@ -10,12 +10,13 @@ from pathlib import Path
 import torch
 
 from frozenbridge.bridge.data_parallel import init_from_env, launch
-from frozenbridge.core.backbones import LanguageModel, load_language
+from frozenbridge.core.backbones import LanguageModel
 from frozenbridge.core.stage import stage_parser
 from frozenbridge.shapes.params import Params, load_params
 from frozenbridge.studies import check_replicate
-from frozenbridge.core.device import pick_device
-from frozenbridge.core.precision import compile_layers, describe, prepare_frozen, use_bf16
+from frozenbridge.core.device import pick_device, wants_cuda
+from frozenbridge.core.frozen import frozen_language
+from frozenbridge.core.precision import compile_layers
 from frozenbridge.shapes.rundata import SplitData, load_split
 
 log = logging.getLogger("frozenbridge")
@@ -23,11 +24,8 @@ log = logging.getLogger("frozenbridge")
 
 def setup(params: Params) -> tuple[torch.device, bool, LanguageModel]:
     """Device (this process's, under torchrun), precision, the frozen language model."""
-    device = init_from_env(params.device != "cpu" and torch.cuda.is_available()) or pick_device(params.device)
-    bf16 = use_bf16(params.train.precision, device)
-    lm = load_language(params.language.name)
-    prepare_frozen(lm.model, device, bf16)
-    log.info("device %s, %s for the frozen language model", device, describe(bf16))
+    device = init_from_env(wants_cuda(params.device)) or pick_device(params.device)
+    lm, bf16 = frozen_language(params.language.name, device, params.train.precision)
     return device, bf16, lm
 
 
@@ -46,7 +44,8 @@ def start_training(args) -> tuple[Params, SplitData, torch.device, bool, Languag
     fails before the slow part."""
     params = load_params(args.params)
     check_replicate(params, args.replicate)
-    launch(params.train.processes)  # train.processes > 1: this script again, under torchrun; returns in each process
+    # train.processes > 1: this script again, under torchrun; returns in each process
+    launch(params.train.processes, wants_cuda(params.device))
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
     if params.train.compile:
