@@ -6,7 +6,8 @@ holds it (an exclusive lock on a file in the temp directory, released when the p
 held, it shares the one with the most free memory. The processes of a data-parallel run (`train.processes`,
 under torchrun) claim their GPUs the same way but never share one: two such runs started by queue workers get
 disjoint sets of GPUs. The cost: reading each GPU's free memory opens a CUDA context on every GPU in the choosing
-process (a few hundred MB each, for the process's life); `device: cuda:N`, or CUDA_VISIBLE_DEVICES naming one GPU, avoids it.
+process (a few hundred MB each, for the process's life); `device: cuda:N`, or CUDA_VISIBLE_DEVICES naming one
+GPU, avoids it.
 """
 
 from __future__ import annotations
