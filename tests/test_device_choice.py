@@ -99,13 +99,20 @@ def test_more_processes_than_gpus_fail_before_torchrun_starts(three_gpus, monkey
     monkeypatch.setattr(data_parallel.subprocess, "call", lambda cmd: pytest.fail(f"started {cmd}"))
     with pytest.raises(device.FrozenbridgeError, match="train.processes = 4 needs a GPU for each process and this "
                                                        "machine has 3"):
-        data_parallel.launch(4, use_cuda=True)
+        data_parallel.launch(4, "auto")
 
 
-def test_one_pinned_gpu_for_several_processes_is_refused():
-    from frozenbridge.shapes.params import Params
+def test_one_pinned_gpu_for_several_processes_is_refused(three_gpus, monkeypatch):
+    """Named in params.yaml or in $FROZENBRIDGE_DEVICE, cuda:N would put every process on one GPU."""
+    from frozenbridge.bridge import data_parallel
 
-    with pytest.raises(device.FrozenbridgeError, match=r"device = 'cuda:1' is not allowed; expected auto or cuda "
-                                                       r"with train.processes = 2"):
-        Params.parse({"device": "cuda:1", "train": {"processes": 2}})
-    assert Params.parse({"device": "cuda", "train": {"processes": 2}}).train.processes == 2
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.delenv(device.DEVICE_ENV, raising=False)
+    monkeypatch.setattr(data_parallel.subprocess, "call", lambda cmd: pytest.fail(f"started {cmd}"))
+    with pytest.raises(device.FrozenbridgeError, match=r"params.yaml: device = 'cuda:1' is not allowed with "
+                                                       r"train.processes = 2; expected auto or cuda"):
+        data_parallel.launch(2, "cuda:1")
+    monkeypatch.setenv(device.DEVICE_ENV, "cuda:2")
+    with pytest.raises(device.FrozenbridgeError, match=rf"{device.DEVICE_ENV} = 'cuda:2' is not allowed"):
+        data_parallel.launch(2, "auto")
+    assert device.gpus_for_processes(2, "cuda") and not device.gpus_for_processes(2, "cpu")

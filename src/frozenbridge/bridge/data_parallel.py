@@ -21,8 +21,7 @@ import torch
 import torch.distributed as dist
 
 from frozenbridge.bridge.model import VLM
-from frozenbridge.core.device import gpu_of_its_own
-from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.device import gpu_of_its_own, gpus_for_processes
 
 
 def world() -> tuple[int, int]:
@@ -32,17 +31,14 @@ def world() -> tuple[int, int]:
     return 0, 1
 
 
-def launch(processes: int, use_cuda: bool = False) -> None:
+def launch(processes: int, device: str | None = None) -> None:
     """Run this script again under torchrun as `processes` processes, and exit with their status, unless it is one
     of them already (or one process is asked for): the way a stage becomes data-parallel with no change to its
-    command line in dvc.yaml. On GPUs (`use_cuda`) each process needs its own: more processes than GPUs fail here,
-    before anything starts."""
+    command line in dvc.yaml. `device` is params.yaml's; on GPUs each process needs its own, so a device naming one
+    GPU or more processes than GPUs fail here, before anything starts (core.device.gpus_for_processes)."""
     if processes <= 1 or "WORLD_SIZE" in os.environ:
         return
-    if use_cuda and processes > torch.cuda.device_count():
-        raise FrozenbridgeError(f"params.yaml: train.processes = {processes} needs a GPU for each process and this "
-                                f"machine has {torch.cuda.device_count()}; lower train.processes (or set device: "
-                                "cpu for processes on CPU cores)")
+    gpus_for_processes(processes, device)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
            sys.argv[0], *sys.argv[1:]]
     sys.exit(subprocess.call(cmd))

@@ -48,7 +48,7 @@ def pick_device(requested: str | None = None) -> torch.device:
         name = "cpu"
         if torch.cuda.is_available():
             count = torch.cuda.device_count()
-            name = "cuda" if count == 1 else f"cuda:{claim_gpu([torch.cuda.mem_get_info(i)[0] for i in range(count)])}"
+            name = "cuda" if count == 1 else f"cuda:{claim_gpu(free_memory())}"
     if name == "auto" or not valid_device_name(name):
         raise FrozenbridgeError(f"{source} = {name!r} is not allowed; expected auto, cpu, cuda or cuda:N")
     if name.startswith("cuda"):
@@ -59,6 +59,28 @@ def pick_device(requested: str | None = None) -> torch.device:
             raise FrozenbridgeError(f"{source} = {name!r}: this machine has {torch.cuda.device_count()} CUDA "
                                     "device(s); use cuda:0 or auto")
     return torch.device(name)
+
+
+def gpus_for_processes(processes: int, requested: str | None = None) -> bool:
+    """Whether the `processes` processes of a data-parallel run go on GPUs, one each (checked before they start):
+    a device naming one GPU (params.yaml or $FROZENBRIDGE_DEVICE), or fewer GPUs than processes, is refused."""
+    if not wants_cuda(requested):
+        return False
+    source, name = _named(requested)
+    if name and ":" in name:
+        raise FrozenbridgeError(f"{source} = {name!r} is not allowed with train.processes = {processes}; expected "
+                                f"auto or cuda: each process takes a GPU of its own, and {name} would put them all "
+                                "on one")
+    if processes > torch.cuda.device_count():
+        raise FrozenbridgeError(f"params.yaml: train.processes = {processes} needs a GPU for each process and this "
+                                f"machine has {torch.cuda.device_count()}; lower train.processes (or set device: "
+                                "cpu for processes on CPU cores)")
+    return True
+
+
+def free_memory() -> list[int]:
+    """Each visible GPU's free bytes (reading them opens a CUDA context on each)."""
+    return [torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count())]
 
 
 LOCK_DIR = Path(tempfile.gettempdir())
@@ -100,10 +122,10 @@ def gpu_of_its_own(processes: int) -> torch.device:
     """This data-parallel process's GPU (under torchrun): the freest one no other frozenbridge process holds, the
     other processes of its own run included. Fails when every GPU is held, since NCCL cannot put two processes of
     one run on one GPU."""
-    count = torch.cuda.device_count()
-    index = claim_gpu([torch.cuda.mem_get_info(i)[0] for i in range(count)], share=False)
+    free = free_memory()
+    index = claim_gpu(free, share=False)
     if index is None:
-        raise FrozenbridgeError(f"train.processes = {processes}: every one of the {count} GPU(s) here is held by "
+        raise FrozenbridgeError(f"train.processes = {processes}: every one of the {len(free)} GPU(s) here is held by "
                                 "another frozenbridge process (of this run or another experiment); lower "
                                 "train.processes or run fewer queue workers at once")
     return torch.device("cuda", index)

@@ -145,10 +145,5 @@ class Params(StudyParams):
     train: TrainParams = field(TrainParams())
     evaluate: EvaluateParams = field(EvaluateParams())
 
-    def validate(self, key: str) -> None:
-        if self.train.processes > 1 and self.device.startswith("cuda:"):
-            raise fail("device", self.device, f"auto or cuda with train.processes = {self.train.processes}: each "
-                       "process takes a GPU of its own, and cuda:N would put them all on one")
-
 
 load_params = Params.load

@@ -45,7 +45,7 @@ def start_training(args) -> tuple[Params, SplitData, torch.device, bool, Languag
     params = load_params(args.params)
     check_replicate(params, args.replicate)
     # train.processes > 1: this script again, under torchrun; returns in each process
-    launch(params.train.processes, wants_cuda(params.device))
+    launch(params.train.processes, params.device)
     data = load_split("train", Path(args.data) / "shapes", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
     if params.train.compile:
