@@ -238,7 +238,7 @@ def test_a_missing_run_is_one_clear_line(tmp_path, stage):
 
     root = Path(__file__).resolve().parents[1]
     args = [sys.executable, f"stages/{stage}.py", "--runs", str(tmp_path / "runs"), "--data", str(tmp_path / "data")]
-    proc = subprocess.run(args, cwd=root, capture_output=True, text=True)
+    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=300)
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert last.startswith("error: ") and "not found; run `dvc repro" in last, last

@@ -12,7 +12,7 @@ import sys
 def test_quick_benchmark_table_is_complete(tmp_path):
     out = tmp_path / "bench.json"
     proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "--quick", "--json", str(out)],
-                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = json.loads(out.read_text())
     rows = saved["rows"]
@@ -34,7 +34,7 @@ def test_gpu_figures_script_runs_at_toy_sizes(tmp_path):
     """The script meant for a GPU runs its whole path anywhere with --tiny (speeds are not checked)."""
     out = tmp_path / "gpu.json"
     proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench_gpu", "--tiny", "--json", str(out)],
-                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = json.loads(out.read_text())["rows"]
     measures = " | ".join(r["measure"] for r in rows)

@@ -30,7 +30,8 @@ CPU = torch.device("cpu")
 def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     exe = shutil.which("frozenbridge", path=str(Path(sys.executable).parent)) or shutil.which("frozenbridge")
     assert exe, "the frozenbridge console script is not installed (pip install -e .)"
-    proc = subprocess.run([exe, *args], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    proc = subprocess.run([exe, *args], capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                          timeout=600)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc

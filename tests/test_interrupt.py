@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from test_pipeline import dvc, make_project, run
+from test_pipeline import dvc, make_project, project_env, run
 
 STEPS = 300  # qa trains stage1_steps + stage2_steps = 303 steps: long enough to be killed mid-run
 PROFILE = dict(recipes=["qa"], replicates=[0], train={"stage2_steps": STEPS, "checkpoint_every": 10})
@@ -56,9 +56,7 @@ def uninterrupted(tmp_path_factory, tiny_models) -> Path:
 def killed(tmp_path_factory, tiny_models) -> Path:
     """A project whose first `dvc repro` was SIGKILLed (with its stage) once train@qa-0 had checkpointed."""
     project = fresh(tmp_path_factory, tiny_models, "killed")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(project / "src"), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "dvc", "repro", TARGET], cwd=project, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "dvc", "repro", TARGET], cwd=project, env=project_env(project),
                             start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     checkpoint = project / "checkpoints/qa/0/checkpoint.pt"
     deadline = time.monotonic() + 300

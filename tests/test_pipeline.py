@@ -29,17 +29,28 @@ PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/co
                  ".dvc/plots/scores.json", ".dvc/plots/loss.json", ".dvc/plots/recall.json", "stages", "src", "metrics", "plots"]
 
 
-def run(cmd: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(cwd / "src"), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+TIMEOUT_S = 1800  # the slowest call, the tiny project's first `dvc repro`, takes about 6 minutes on a slow machine
+
+
+def project_env(cwd: Path) -> dict[str, str]:
+    """The environment a command in the test project runs with: this venv first on PATH, the project's sources."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONPATH": str(cwd / "src"), "HF_HUB_OFFLINE": "1"}
+
+
+def run(cmd: list[str], cwd: Path, check: bool = True, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess:
+    """Run `cmd` in `cwd`, output captured; a call that outlives `timeout` fails the test instead of hanging it."""
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, env=project_env(cwd), capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError(f"{' '.join(cmd)} still running after {timeout:.0f} s:\n{exc.stdout}\n{exc.stderr}")
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
 
 
-def dvc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    return run([sys.executable, "-m", "dvc", *args], cwd, check)
+def dvc(*args: str, cwd: Path, check: bool = True, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-m", "dvc", *args], cwd, check, timeout)
 
 
 def set_params(project: Path, **sections) -> None:
@@ -306,24 +317,73 @@ def _find_experiment(shown, name: str) -> dict | None:
     return None
 
 
+QUEUE_STATES = ("Queued", "Running", "Success", "Failed")
+
+
+def queue_states(project: Path) -> tuple[dict[str, str], str]:
+    """`dvc queue status` as experiment name -> state, and the listing itself."""
+    listing = dvc("queue", "status", cwd=project, timeout=120).stdout
+    states = {}
+    for line in listing.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[-1] in QUEUE_STATES:
+            states[words[1]] = words[-1]
+    return states, listing
+
+
+def start_queue(project: Path, jobs: int) -> None:
+    """`dvc queue start -j jobs`, without waiting for its workers. They are forked from that command and keep its
+    stdout and stderr, so a captured call would return only when the last worker exits, and never when a worker
+    misses its shutdown (seen once in CI: the suite hung here until its 90-minute limit)."""
+    with open(project.parent / "queue-start.log", "a") as log:
+        proc = subprocess.run([sys.executable, "-m", "dvc", "queue", "start", "-j", str(jobs)], cwd=project,
+                              env=project_env(project), stdout=log, stderr=subprocess.STDOUT, timeout=120)
+    assert proc.returncode == 0, (project.parent / "queue-start.log").read_text()
+
+
+def stop_queue(project: Path) -> None:
+    """Ask the queue's workers to stop, then end any still alive after 30 s: no worker outlives its test."""
+    import psutil
+
+    dvc("queue", "stop", cwd=project, check=False, timeout=120)
+
+    def workers():
+        found = []
+        for proc in psutil.process_iter(["cmdline", "cwd"]):
+            cmdline, cwd = " ".join(proc.info["cmdline"] or []), proc.info["cwd"] or ""
+            if cwd.startswith(str(project)) and ("queue-worker" in cmdline or "queue start" in cmdline):
+                found.append(proc)
+        return found
+
+    _, alive = psutil.wait_procs(workers(), timeout=30)
+    for proc in alive:
+        for child in proc.children(recursive=True) + [proc]:
+            child.kill()
+
+
 @pytest.fixture(scope="module")
 def queued(project, baseline) -> dict[str, dict]:
     """Two experiments queued (one-token training steps 4 and 5, limited to that study's chain) and run by two
-    queue workers; their `dvc exp show` entries."""
+    queue workers; their `dvc exp show` entries and logs."""
     names = {"steps4": 4, "steps5": 5}
     for name, steps in names.items():
         dvc("exp", "run", "--queue", "-n", name, "-S", f"onetoken.train.steps={steps}", "onetoken_score", cwd=project)
-    assert "Queued" in dvc("queue", "status", cwd=project).stdout
-    dvc("queue", "start", "-j", "2", cwd=project)
-    deadline, status = time.time() + 600, ""
-    while time.time() < deadline:
-        status = dvc("queue", "status", cwd=project).stdout
-        if "Queued" not in status and "Running" not in status:
-            break
-        time.sleep(3)
-    logs = {n: dvc("queue", "logs", n, cwd=project, check=False).stdout for n in names}
-    assert "Failed" not in status, f"{status}\n{logs}"
-    shown = json.loads(dvc("exp", "show", "--json", cwd=project).stdout)
+    states, listing = queue_states(project)
+    assert all(states.get(name) == "Queued" for name in names), listing
+    start_queue(project, jobs=2)
+    try:
+        deadline = time.time() + 900
+        while time.time() < deadline:
+            states, listing = queue_states(project)
+            if all(states.get(name) in ("Success", "Failed") for name in names):
+                break
+            time.sleep(3)
+        logs = {n: dvc("queue", "logs", n, cwd=project, check=False, timeout=120).stdout for n in names}
+        celery = "\n".join(f.read_text() for f in (project / ".dvc/tmp/exps/celery").glob("*.out"))
+        assert all(states.get(name) == "Success" for name in names), f"{listing}\n{logs}\n{celery}"
+    finally:
+        stop_queue(project)
+    shown = json.loads(dvc("exp", "show", "--json", cwd=project, timeout=300).stdout)
     return {name: _find_experiment(shown, name) for name in names} | {"logs": logs}
 
 

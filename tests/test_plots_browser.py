@@ -180,7 +180,7 @@ def test_the_check_catches_stacked_bars(exe, tmp_path):
     env_dvc = [sys.executable, "-m", "dvc"]
     for args in (["init", "-q"], ["config", "core.analytics", "false"],
                  ["config", "plots.html_template", "plots/offline.html"]):
-        subprocess.run(env_dvc + args, cwd=repo, check=True, capture_output=True)
+        subprocess.run(env_dvc + args, cwd=repo, check=True, capture_output=True, timeout=120)
     (repo / ".dvc" / "plots").mkdir(exist_ok=True)
     shutil.copy(ROOT / ".dvc" / "plots" / "offline.html", repo / ".dvc" / "plots" / "offline.html")
     (repo / "scores.csv").write_text("label,condition,median\nqa seen count,right,90\nqa seen count,blank,60\n"

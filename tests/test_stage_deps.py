@@ -113,5 +113,6 @@ def test_summaries_and_figures_run_without_torch():
     block = "import sys, runpy; sys.modules['torch'] = None; sys.argv = [sys.argv[1], '--help']; " \
             "runpy.run_path(sys.argv[0], run_name='__main__')"
     for script in ("stages/summarize.py", "stages/figures.py", "stages/generate.py"):
-        proc = subprocess.run([sys.executable, "-c", block, script], cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-c", block, script], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
         assert proc.returncode == 0 and "usage:" in proc.stdout, (script, proc.stderr[-500:])
