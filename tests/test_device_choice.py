@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from frozenbridge.core import device
@@ -44,10 +46,15 @@ def test_with_every_gpu_held_a_worker_shares_the_freest(locks):
     assert device.claim_gpu([5, 9]) == 1 and 1 in device._held  # released: now it is taken and held
 
 
+def no_nvml(i):
+    raise ModuleNotFoundError("pynvml does not seem to be installed")  # what torch says without nvidia-ml-py
+
+
 def test_auto_on_a_machine_with_several_gpus_asks_for_free_memory(locks, monkeypatch):
     monkeypatch.delenv(device.DEVICE_ENV, raising=False)
     monkeypatch.setattr(device.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(device.torch.cuda, "device_count", lambda: 3)
+    monkeypatch.setattr(device.torch.cuda, "device_memory_used", no_nvml)
     monkeypatch.setattr(device.torch.cuda, "mem_get_info", lambda i: ([1, 7, 3][i], 10))
     assert device.pick_device("auto") == device.torch.device("cuda:1")
     assert device.pick_device("cuda:2") == device.torch.device("cuda:2")  # an explicit GPU is never second-guessed
@@ -58,8 +65,22 @@ def three_gpus(locks, monkeypatch):
     """A simulated machine with three GPUs, 7, 3 and 5 units free."""
     monkeypatch.setattr(device.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(device.torch.cuda, "device_count", lambda: 3)
+    monkeypatch.setattr(device.torch.cuda, "device_memory_used", no_nvml)
     monkeypatch.setattr(device.torch.cuda, "mem_get_info", lambda i: ([7, 3, 5][i], 10))
     return locks
+
+
+def test_free_memory_comes_from_nvml_when_it_answers(monkeypatch):
+    """With nvidia-ml-py, free memory is total less NVML's used bytes and no CUDA context is opened (mem_get_info,
+    which opens one, is never called); without it, CUDA's reading."""
+    monkeypatch.setattr(device.torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(device.torch.cuda, "get_device_properties", lambda i: SimpleNamespace(total_memory=10))
+    monkeypatch.setattr(device.torch.cuda, "device_memory_used", lambda i: [6, 1][i])
+    monkeypatch.setattr(device.torch.cuda, "mem_get_info", lambda i: pytest.fail("opened a CUDA context"))
+    assert device.free_memory() == [4, 9]
+    monkeypatch.setattr(device.torch.cuda, "device_memory_used", no_nvml)
+    monkeypatch.setattr(device.torch.cuda, "mem_get_info", lambda i: ([2, 3][i], 10))
+    assert device.free_memory() == [2, 3]
 
 
 def test_two_data_parallel_runs_get_disjoint_gpus(three_gpus):

@@ -5,9 +5,10 @@ With several GPUs, `auto` spreads the processes that start at the same time (DVC
 holds it (an exclusive lock on a file in the temp directory, released when the process ends). When every GPU is
 held, it shares the one with the most free memory. The processes of a data-parallel run (`train.processes`,
 under torchrun) claim their GPUs the same way but never share one: two such runs started by queue workers get
-disjoint sets of GPUs. The cost: reading each GPU's free memory opens a CUDA context on every GPU in the choosing
+disjoint sets of GPUs. Free memory is read through NVML when nvidia-ml-py is installed (`pip install
+nvidia-ml-py`), which costs nothing; without it, CUDA reads it, which opens a context on every GPU in the choosing
 process (a few hundred MB each, for the process's life); `device: cuda:N`, or CUDA_VISIBLE_DEVICES naming one
-GPU, avoids it.
+GPU, avoids either.
 """
 
 from __future__ import annotations
@@ -79,8 +80,14 @@ def gpus_for_processes(processes: int, requested: str | None = None) -> bool:
 
 
 def free_memory() -> list[int]:
-    """Each visible GPU's free bytes (reading them opens a CUDA context on each)."""
-    return [torch.cuda.mem_get_info(i)[0] for i in range(torch.cuda.device_count())]
+    """Each visible GPU's free bytes: total less what NVML says is used, as nvidia-smi shows it (no CUDA context),
+    or, where NVML cannot answer (nvidia-ml-py not installed, no NVIDIA driver library), CUDA's own reading, which
+    opens a context on each GPU."""
+    indices = range(torch.cuda.device_count())
+    try:
+        return [torch.cuda.get_device_properties(i).total_memory - torch.cuda.device_memory_used(i) for i in indices]
+    except Exception:  # pynvml missing (ModuleNotFoundError), or NVML failing to load or to answer (its own errors)
+        return [torch.cuda.mem_get_info(i)[0] for i in indices]
 
 
 LOCK_DIR = Path(tempfile.gettempdir())
