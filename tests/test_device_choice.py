@@ -137,3 +137,22 @@ def test_one_pinned_gpu_for_several_processes_is_refused(three_gpus, monkeypatch
     with pytest.raises(device.FrozenbridgeError, match=rf"{device.DEVICE_ENV} = 'cuda:2' is not allowed"):
         data_parallel.launch(2, "auto")
     assert device.gpus_for_processes(2, "cuda") and not device.gpus_for_processes(2, "cpu")
+
+
+def test_gpus_are_locked_by_uuid_not_by_index(locks, monkeypatch):
+    """Two runs that split the GPUs with CUDA_VISIBLE_DEVICES (2,3 and 0,1) both number theirs 0 and 1: locks named by
+    the GPU's UUID let the second take its own GPUs instead of finding them held."""
+    first, second = ["GPU-c", "GPU-d"], ["GPU-a", "GPU-b"]
+    visible = first
+    monkeypatch.setattr(device.torch.cuda, "get_device_properties", lambda i: SimpleNamespace(uuid=visible[i]))
+    held_by_first = []  # lock files stay open, as in the first run's live processes
+    for _ in range(2):
+        device._held.clear()
+        assert device.claim_gpu([7, 5], share=False) is not None
+        held_by_first += device._held.values()
+    visible = second
+    device._held.clear()
+    assert device.claim_gpu([7, 5], share=False) == 0  # its own GPU 0 (GPU-a), free although the other run's 0 is held
+    visible = first
+    device._held.clear()
+    assert device.claim_gpu([7, 5], share=False) is None  # the first run's GPUs are all held

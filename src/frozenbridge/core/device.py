@@ -95,7 +95,13 @@ _held: dict[int, object] = {}  # GPU index -> its open lock file, kept for the l
 
 
 def _lock_path(index: int) -> Path:
-    return LOCK_DIR / f"frozenbridge-gpu-{index}.lock"
+    """GPU `index`'s lock file, named by the GPU's UUID: the same GPU has other CUDA indices in processes with other
+    CUDA_VISIBLE_DEVICES (the index where the UUID cannot be read)."""
+    try:
+        name = str(torch.cuda.get_device_properties(index).uuid)
+    except Exception:  # CPU-only torch, or an old driver: no UUID to read
+        name = str(index)
+    return LOCK_DIR / f"frozenbridge-gpu-{name}.lock"
 
 
 def _try_lock(index: int):
