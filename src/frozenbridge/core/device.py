@@ -6,9 +6,9 @@ holds it (an exclusive lock on a file in the temp directory, released when the p
 held, it shares the one with the most free memory. The processes of a data-parallel run (`train.processes`,
 under torchrun) claim their GPUs the same way but never share one: two such runs started by queue workers get
 disjoint sets of GPUs. Free memory is read through NVML when nvidia-ml-py is installed (`pip install
-nvidia-ml-py`), which costs nothing; without it, CUDA reads it, which opens a context on every GPU in the choosing
-process (a few hundred MB each, for the process's life); `device: cuda:N`, or CUDA_VISIBLE_DEVICES naming one
-GPU, avoids either.
+nvidia-ml-py`), which opens no CUDA context; without it, CUDA reads it, which opens one on every GPU in the
+choosing process (a few hundred MB each, for the process's life); `device: cuda:N`, or CUDA_VISIBLE_DEVICES naming
+one GPU, skips the reading altogether.
 """
 
 from __future__ import annotations
