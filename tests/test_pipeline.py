@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -344,8 +345,6 @@ def start_queue(project: Path, jobs: int) -> None:
 def queue_workers(project: Path) -> list:
     """The live processes of `project`'s queue workers (each forked from `dvc queue start`, running
     `dvc exp queue-worker`)."""
-    import psutil
-
     found = []
     for proc in psutil.process_iter(["cmdline", "cwd", "status"]):
         cmdline, cwd = " ".join(proc.info["cmdline"] or []), proc.info["cwd"] or ""
@@ -357,8 +356,6 @@ def queue_workers(project: Path) -> list:
 
 def stop_queue(project: Path) -> None:
     """Ask the queue's workers to stop, then end any still alive after 30 s: no worker outlives its test."""
-    import psutil
-
     dvc("queue", "stop", cwd=project, check=False, timeout=120)
     _, alive = psutil.wait_procs(queue_workers(project), timeout=30)
     for proc in alive:
