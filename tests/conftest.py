@@ -16,6 +16,6 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory) -> dict[str, Path]:
     """Tiny random-weight CLIP, SigLIP and Qwen2 (+ tokenizer) saved with save_pretrained."""
-    from frozenbridge.tiny import build_all
+    from frozenbridge.testing.tiny_models import build_all
 
     return build_all(tmp_path_factory.mktemp("tiny-models"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from frozenbridge.shapes.paired import compare, paired, questions_right
-from frozenbridge.shapes.wrong_answers import classify, common_colors, wrong_answers
+from frozenbridge.shapes.summary.paired import compare, paired, questions_right
+from frozenbridge.shapes.summary.wrong_answers import classify, common_colors, wrong_answers
 
 
 def task(right: float, n: int = 60) -> dict:
@@ -92,9 +92,9 @@ def test_frozen_runs_keep_the_base_models_text_exactly(tiny_models, tmp_path):
 
     from frozenbridge.core.backbones import load_language
     from frozenbridge.shapes.params import Params, TrainParams
-    from frozenbridge.shapes.text_check import text_check
-    from frozenbridge.shapes.train import train
-    from frozenbridge.shapes.vocab import STAGE1, model_dir
+    from frozenbridge.shapes.evaluation.text_check import text_check
+    from frozenbridge.shapes.training.run import train
+    from frozenbridge.shapes.paths import STAGE1, model_dir
     from test_train import tiny_split
 
     cpu = torch.device("cpu")
@@ -115,7 +115,7 @@ def test_frozen_runs_keep_the_base_models_text_exactly(tiny_models, tmp_path):
 
 
 def test_cells_and_merged_tokens_under_a_shape():
-    from frozenbridge.shapes.probes import cells_under, tokens_under
+    from frozenbridge.shapes.evaluation.probes import cells_under, tokens_under
 
     # a 4 x 4 grid over 64 px (16 px cells, centers at 8, 24, 40, 56); a 30 px square centred at (24, 40)
     cells = cells_under({"cx": 24.0, "cy": 40.0, "size": 30.0}, (4, 4), 64)
@@ -134,7 +134,7 @@ def test_a_probe_reads_a_planted_color_and_ignores_noise():
     import torch
 
     from frozenbridge.bridge.connector import Connector
-    from frozenbridge.shapes.probes import place_vectors, probe_place
+    from frozenbridge.shapes.evaluation.probes import place_vectors, probe_place
 
     rng = np.random.default_rng(0)
     colors, kinds = ["red", "green", "blue", "yellow", "purple", "orange"], ["circle", "square", "triangle"]
@@ -159,7 +159,7 @@ def test_a_probe_reads_a_planted_color_and_ignores_noise():
 
 def test_probes_refuse_pooled_features():
     from frozenbridge.core.errors import FrozenbridgeError
-    from frozenbridge.shapes.probes import check_patches
+    from frozenbridge.shapes.evaluation.probes import check_patches
 
     with pytest.raises(FrozenbridgeError, match="probes need a grid of patch vectors"):
         check_patches({"grid": None, "features": "pooled"})
@@ -171,7 +171,7 @@ def test_two_picture_pairs_positions_and_the_question(tiny_models):
     from frozenbridge.bridge.connector import Connector
     from frozenbridge.bridge.model import VLM
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.two_pictures import ask, picture_pairs, positions
+    from frozenbridge.shapes.evaluation.two_pictures import ask, picture_pairs, positions
 
     tri = [shape("red", "triangle", 50)]
     none = [shape("blue", "circle", 50)]
@@ -203,7 +203,7 @@ def test_kv_cache_bytes_from_a_config():
 
 
 def test_size_matched_connector_has_the_merged_parameter_count():
-    from frozenbridge.shapes.capacity import connector_params, matched_hidden
+    from frozenbridge.shapes.sweeps.capacity import connector_params, matched_hidden
 
     shape = [14, 14, 112]
     merged = connector_params(shape, 576, 2, None, True)
@@ -217,7 +217,7 @@ def test_receipts_on_a_tiny_vit_and_a_causal_lm(tiny_models, tmp_path):
 
     from frozenbridge.bridge.receipts import conv_equals_matmul, encoder_first_moves, language_first_moves, patch_conv
     from frozenbridge.core.backbones import load_language, load_vision
-    from frozenbridge.tiny import build_vit
+    from frozenbridge.testing.tiny_models import build_vit
 
     build_vit(tmp_path / "vit")
     enc = load_vision(str(tmp_path / "vit"), "patches", None)

@@ -95,7 +95,7 @@ def test_missing_local_directory(tmp_path):
 
 @pytest.fixture(scope="module")
 def vision_families(tmp_path_factory):
-    from frozenbridge.tiny import VISION_FAMILIES
+    from frozenbridge.testing.tiny_models import VISION_FAMILIES
 
     root = tmp_path_factory.mktemp("vision-families")
     for family in ("vit", "dinov2", "dinov2_with_registers"):

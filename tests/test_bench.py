@@ -11,7 +11,7 @@ import sys
 
 def test_quick_benchmark_table_is_complete(tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "--quick", "--json", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.tools.bench", "--quick", "--json", str(out)],
                           capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = json.loads(out.read_text())
@@ -33,7 +33,7 @@ def test_quick_benchmark_table_is_complete(tmp_path):
 def test_gpu_figures_script_runs_at_toy_sizes(tmp_path):
     """The script meant for a GPU runs its whole path anywhere with --tiny (speeds are not checked)."""
     out = tmp_path / "gpu.json"
-    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench_gpu", "--tiny", "--json", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.tools.bench_gpu", "--tiny", "--json", str(out)],
                           capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = json.loads(out.read_text())["rows"]
@@ -47,7 +47,7 @@ def test_step_flops_count_matmuls_forward_and_backward():
     """The throughput row's numerator: matmul FLOPs from the shapes, input gradients included, frozen weights not."""
     import torch
 
-    from frozenbridge.bench import step_flops
+    from frozenbridge.tools.bench import step_flops
 
     w = torch.randn(6, 5)  # frozen: no weight gradient is computed
     x = torch.randn(4, 5, requires_grad=True)

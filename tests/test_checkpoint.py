@@ -12,7 +12,7 @@ from frozenbridge.core.backbones import load_language
 from frozenbridge.core.checkpoint import Checkpoints
 from frozenbridge.shapes.params import Params, TrainParams
 from frozenbridge.bridge.saved_run import load_connector
-from frozenbridge.shapes.train import train
+from frozenbridge.shapes.training.run import train
 from frozenbridge.bridge.model import VLM
 
 from test_train import tiny_split

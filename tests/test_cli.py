@@ -20,9 +20,9 @@ from frozenbridge.core.backbones import load_language, load_vision
 from frozenbridge.core.feature_cache import decode_png
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
 from frozenbridge.shapes.params import DataParams, Params, SplitSizes, TrainParams
-from frozenbridge.shapes.rundata import SplitData
-from frozenbridge.shapes.train import train
-from frozenbridge.shapes.vocab import caption_prompt, question_prompt
+from frozenbridge.shapes.training.split_data import SplitData
+from frozenbridge.shapes.training.run import train
+from frozenbridge.shapes.data.vocab import caption_prompt, question_prompt
 
 CPU = torch.device("cpu")
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from frozenbridge.core.backbones import load_language
-from frozenbridge.shapes.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
+from frozenbridge.shapes.sweeps.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import Params
 
@@ -62,7 +62,7 @@ def test_run_one_trains_and_scores_captions(tiny_models):
 
 
 def test_workers_sharing_a_setting_keep_each_others_seeds(tmp_path):
-    from frozenbridge.shapes.converge import save
+    from frozenbridge.shapes.sweeps.converge import save
 
     path = tmp_path / "converge.json"
     mode = {"overrides": {"train.lr": 0.001}, "steps": 75, "heldout": False, "stop": True}

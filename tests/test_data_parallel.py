@@ -112,7 +112,7 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
     import torch.distributed as dist
 
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.train import train as train_run
+    from frozenbridge.shapes.training.run import train as train_run
     from frozenbridge.shapes.params import Params, TrainParams
     from test_train import tiny_split
 

@@ -17,10 +17,10 @@ from PIL import Image
 
 from frozenbridge.cli import main as cli
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.onetoken.evaluation import share
-from frozenbridge.onetoken.features import PictureFeatures
-from frozenbridge.onetoken.folder import read_folder
-from frozenbridge.onetoken.scoring import NotAvailable, Scorer, alignment, shapes_rows
+from frozenbridge.onetoken.evaluation.scoring import share
+from frozenbridge.onetoken.data.features import PictureFeatures
+from frozenbridge.onetoken.data.folder import read_folder
+from frozenbridge.onetoken.evaluation.scorers import NotAvailable, Scorer, alignment, shapes_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 COLORS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (30, 60, 220), "yellow": (230, 210, 30)}
@@ -170,7 +170,7 @@ def study(tiny_models, tmp_path_factory) -> Path:
 
 
 def test_pictures_are_encoded_once_as_pooled_vectors_with_their_captions(study):
-    from frozenbridge.onetoken.features import load_pictures
+    from frozenbridge.onetoken.data.features import load_pictures
 
     encode = json.loads((study / "metrics/onetoken/encode.json").read_text())
     assert encode["splits"] == {"train": {"pictures": 8, "captions": 16}, "test": {"pictures": 4, "captions": 8}}
@@ -200,7 +200,7 @@ def test_every_replicate_is_trained_and_scored_in_clips_own_space(study):
 
 def test_the_command_line_captions_with_the_trained_one_token_run(study, capsys):
     from frozenbridge.bridge.saved_run import load_run
-    from frozenbridge.onetoken.run import item
+    from frozenbridge.onetoken.training.run import item
 
     run_dir = study / "runs/onetoken/0/model"
     assert json.loads((run_dir / "config.json").read_text())["captioning"]["prompt"] == "This is a picture of:"

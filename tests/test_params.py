@@ -92,7 +92,7 @@ class Toy:
 
 
 def test_a_second_study_adds_its_section_without_touching_the_core(tmp_path, monkeypatch):
-    import frozenbridge.studies as studies
+    import frozenbridge.core.params as studies
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     raw["toy"] = {"epochs": 3, "hidden": 64}

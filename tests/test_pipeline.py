@@ -271,7 +271,7 @@ def test_second_repro_is_a_no_op(project, first_repro):
 
 
 def test_plots_show_renders_offline(project, first_repro):
-    from frozenbridge.plots_template import build_template
+    from frozenbridge.tools.plots_template import build_template
 
     build_template(project / ".dvc/plots/offline.html")
     dvc("plots", "show", "-o", "plots_html", cwd=project)
@@ -420,7 +420,7 @@ def test_an_experiment_pushed_to_a_git_remote_compares_with_main_in_another_clon
     assert "steps4" in dvc("exp", "list", cwd=clone).stdout
     diff = json.loads(dvc("metrics", "diff", "main", "steps4", "--json", cwd=clone).stdout)
     assert "metrics/onetoken/scores.json" in diff
-    from frozenbridge.plots_template import build_template
+    from frozenbridge.tools.plots_template import build_template
 
     build_template(clone / ".dvc/plots/offline.html")  # ./setup.sh builds it in a fresh clone (it is git-ignored)
     dvc("plots", "diff", "main", "steps4", "-o", "compared", cwd=clone)

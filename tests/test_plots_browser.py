@@ -106,7 +106,7 @@ def exe() -> str:
     if found is None:
         pytest.skip("no headless Chromium (apt-get install chromium-headless-shell)")
     if not (ROOT / ".dvc" / "plots" / "offline.html").is_file():
-        from frozenbridge.plots_template import build_template
+        from frozenbridge.tools.plots_template import build_template
         build_template(ROOT / ".dvc" / "plots" / "offline.html")
     return found
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from frozenbridge.plots_template import _vegalite_version, build_template, main
+from frozenbridge.tools.plots_template import _vegalite_version, build_template, main
 
 CSV = "step,loss\n0,0.9137\n1,0.6021\n2,0.4375\n3,0.3318\n"
 EXTERNAL_SCRIPT = re.compile(r"<script\b[^>]*\bsrc\s*=", re.IGNORECASE)

@@ -14,7 +14,7 @@ from frozenbridge.bridge.connector import Connector
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.device import DEVICE_ENV, pick_device
 from frozenbridge.core.precision import compile_layers, prepare_frozen
-from frozenbridge.shapes.rundata import question_batches
+from frozenbridge.shapes.training.split_data import question_batches
 from frozenbridge.bridge.model import VLM
 
 from test_train import tiny_split
@@ -64,7 +64,7 @@ def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
 
 @pytest.fixture(scope="module")
 def layernorm_lms(tmp_path_factory):
-    from frozenbridge.tiny import LAYERNORM_FAMILIES, build_layernorm_lm
+    from frozenbridge.testing.tiny_models import LAYERNORM_FAMILIES, build_layernorm_lm
 
     root = tmp_path_factory.mktemp("layernorm_lms")
     for family in LAYERNORM_FAMILIES:
@@ -79,9 +79,9 @@ def test_language_model_families_train_with_lora_and_evaluate(layernorm_lms, tin
     CPU used to stop at "mixed dtype (CPU)") through stage 1, the LoRA recipe from it, the saved run rebuilt from
     its directory, and evaluation with every condition, in fp32 and in bf16."""
     from frozenbridge.bridge.saved_run import load_run
-    from frozenbridge.shapes.evaluate import evaluate_split
+    from frozenbridge.shapes.evaluation.scoring import evaluate_split
     from frozenbridge.shapes.params import EvaluateParams, Params, TrainParams
-    from frozenbridge.shapes.train import train
+    from frozenbridge.shapes.training.run import train
 
     path = str(tiny_models["qwen2"] if family == "qwen2" else layernorm_lms / family)
     lm = load_language(path)

@@ -1,17 +1,17 @@
-"""The README stays true: its results block is what `python -m frozenbridge.report` makes from metrics/."""
+"""The README stays true: its results block is what `python -m frozenbridge.tools.report` makes from metrics/."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from frozenbridge.report import END, START, render, update
+from frozenbridge.tools.report import END, START, render, update
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_readme_results_match_committed_metrics():
     readme = ROOT / "README.md"
-    assert update(readme, ROOT / "metrics") == readme.read_text(), "run: python -m frozenbridge.report"
+    assert update(readme, ROOT / "metrics") == readme.read_text(), "run: python -m frozenbridge.tools.report"
 
 
 def test_report_renders_the_training_table_from_metrics(tmp_path):
@@ -54,7 +54,7 @@ def test_reference_study_command_is_valid_params():
 
 
 def test_reading_counts_replicates_ahead_and_behind():
-    from frozenbridge.shapes.reading import paired_sentence, stage1_sentence
+    from frozenbridge.shapes.report.reading import paired_sentence, stage1_sentence
 
     reps = {"qa": {"heldout": {"binding": {"0": {"right": 40.0}, "1": {"right": 50.0}, "2": {"right": 30.0}}}},
             "caption_qa": {"heldout": {"binding": {"0": {"right": 70.0}, "1": {"right": 50.0}, "2": {"right": 20.0}}}}}
@@ -71,7 +71,7 @@ def test_reading_counts_replicates_ahead_and_behind():
 
 
 def test_convergence_table_marks_the_default_and_names_what_beat_it():
-    from frozenbridge.shapes.tables import converge_table
+    from frozenbridge.shapes.report.tables import converge_table
 
     def entry(lr, worst70, step_seconds):
         return {"overrides": {"train.lr": lr}, "steps": 400, "step_seconds": step_seconds,
@@ -90,7 +90,7 @@ def test_convergence_table_marks_the_default_and_names_what_beat_it():
 
 
 def test_time_paragraph_names_the_machine_and_both_step_readings():
-    from frozenbridge.report import repro_time
+    from frozenbridge.tools.report import repro_time
 
     saved = {"machine": {"cpu": "2 cores, x86_64", "device": "cpu", "torch": "2.13.0+cpu", "date": "2026-11-30"},
              "benchmark_step_seconds": 1.2, "total_seconds": 1500.0, "training_steps_seconds": 1200.0,

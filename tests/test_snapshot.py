@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.snapshot import changed_params, save
-from frozenbridge.shapes.tables import experiment_results
+from frozenbridge.tools.snapshot import changed_params, save
+from frozenbridge.shapes.report.tables import experiment_results
 
 
 def test_changed_params_names_every_differing_key():

@@ -9,15 +9,15 @@ import torch
 from frozenbridge.core.backbones import load_language
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
 from frozenbridge.bridge.connector import Connector
-from frozenbridge.shapes.evaluate import eval_items, evaluate_split, exact_match, gap, percent
-from frozenbridge.shapes.vocab import wrong_pictures
+from frozenbridge.shapes.evaluation.scoring import eval_items, evaluate_split, exact_match, gap, percent
+from frozenbridge.shapes.data.vocab import wrong_pictures
 from frozenbridge.shapes.params import DataParams, EvaluateParams, Params, SplitSizes, TrainParams
-from frozenbridge.shapes.recipes import RECIPES
-from frozenbridge.shapes.rundata import SplitData, question_batches
+from frozenbridge.shapes.training.recipes import RECIPES
+from frozenbridge.shapes.training.split_data import SplitData, question_batches
 from frozenbridge.bridge.sequence import Item
 from frozenbridge.bridge.lora import load_lora
 from frozenbridge.bridge.saved_run import load_connector
-from frozenbridge.shapes.train import run_seeds, train
+from frozenbridge.shapes.training.run import run_seeds, train
 from frozenbridge.bridge.model import VLM
 
 CPU = torch.device("cpu")
@@ -63,7 +63,7 @@ def test_language_model_bit_identical_after_training(lm, tmp_path):
 
 @pytest.mark.parametrize("with_lora", [False, True])
 def test_gradients_reach_only_the_connector_and_lora(lm, with_lora):
-    from frozenbridge.shapes.train import add_lora
+    from frozenbridge.shapes.training.run import add_lora
 
     data, p = tiny_split(), params()
     if with_lora:
@@ -133,7 +133,7 @@ def test_replicates_are_paired_across_recipes():
 
 
 def test_learning_rate_schedule():
-    from frozenbridge.bridge.step import lr_factor
+    from frozenbridge.core.schedule import lr_factor
 
     assert [lr_factor(s, 10, "constant", 0.0) for s in (0, 9)] == [1.0, 1.0]
     warm = [lr_factor(s, 100, "cosine", 0.1) for s in range(100)]
@@ -144,10 +144,10 @@ def test_learning_rate_schedule():
 
 def test_questions_after_captions_have_their_own_schedule():
     from frozenbridge.shapes.params import TrainParams
-    from frozenbridge.shapes.recipes import RECIPES, STAGE1
+    from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE
 
     p = TrainParams(stage1_schedule="constant", stage1_warmup=0.0, stage2_schedule="cosine", stage2_warmup=0.2)
-    assert STAGE1.schedule(p) == ("constant", 0.0)
+    assert STAGE1_PHASE.schedule(p) == ("constant", 0.0)
     assert RECIPES["qa"].phases[0].schedule(p) == ("constant", 0.0)  # from a random connector, like stage 1
     for name in ("caption_qa", "caption_qa_lora", "caption_qa_mix"):
         assert RECIPES[name].phases[0].schedule(p) == ("cosine", 0.2)

@@ -60,7 +60,7 @@ def _reply(run, encoder, pictures, prompt: str, max_tokens: int, after_prompt: b
 
 
 def caption(args) -> list[dict]:
-    from frozenbridge.shapes.vocab import caption_prompt
+    from frozenbridge.shapes.data.vocab import caption_prompt
 
     pictures = read_pictures(args.pictures)
     run, encoder = _load(args.run, args.device)
@@ -73,7 +73,7 @@ def caption(args) -> list[dict]:
 
 
 def ask(args) -> list[dict]:
-    from frozenbridge.shapes.vocab import question_prompt
+    from frozenbridge.shapes.data.vocab import question_prompt
 
     if not args.question.strip():
         raise FrozenbridgeError("the question is empty; e.g. \"What color is the circle?\"")
@@ -109,8 +109,8 @@ def draw(args) -> list[dict]:
 
 
 def folder(args) -> list[dict]:
-    from frozenbridge.onetoken.export import export_dataset
-    from frozenbridge.onetoken.folder import read_folder
+    from frozenbridge.onetoken.data.export import export_dataset
+    from frozenbridge.onetoken.data.folder import read_folder
 
     out = Path(args.out)
     if out.exists():

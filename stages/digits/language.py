@@ -11,14 +11,14 @@ import logging
 import torch
 
 from frozenbridge.core.atomic import write_json
+from frozenbridge.core.saved_module import save_module
+from frozenbridge.core.seeds import seed_int
 from frozenbridge.core.stage import run_cli, stage_parser
-from frozenbridge.digits.captioning import greedy
-from frozenbridge.digits.charlm import CharLM, train_language
-from frozenbridge.digits.params import load_params
+from frozenbridge.digits.data.sentences import VOCAB, captions, well_formed
+from frozenbridge.digits.evaluation.scoring import greedy
+from frozenbridge.digits.params import LANGUAGE_STREAM, STUDY_STREAM, load_params
 from frozenbridge.digits.paths import LANGUAGE, METRICS
-from frozenbridge.digits.saved import save_model
-from frozenbridge.digits.seeds import LANGUAGE as PART, stream
-from frozenbridge.digits.sentences import VOCAB, captions, well_formed
+from frozenbridge.digits.training.charlm import CharLM, train_language
 
 log = logging.getLogger("frozenbridge.digits")
 
@@ -27,13 +27,13 @@ def main() -> None:
     args = stage_parser(__doc__).parse_args()
     params = load_params(args.params)
     lang = params.digits.language
-    seed = stream(params.seed, PART)
+    seed = seed_int(params.seed, STUDY_STREAM, LANGUAGE_STREAM)
     torch.manual_seed(seed)
     model = CharLM(lang.width, lang.layers, lang.heads, lang.prefix)
     losses = train_language(model, captions(), lang.steps, lang.batch_size, lang.lr, seed)
     unprompted = greedy(model, model.null.detach().expand(1, -1, -1))[0]
     log.info("character LM: final loss %.4f; with the null in front it writes %r", losses[-1], unprompted)
-    save_model(LANGUAGE, model, {"width": lang.width, "layers": lang.layers, "heads": lang.heads,
+    save_module(LANGUAGE, model, {"width": lang.width, "layers": lang.layers, "heads": lang.heads,
                                  "prefix": lang.prefix})
     tail = losses[-50:]
     write_json(METRICS / "language.json", {

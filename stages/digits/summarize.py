@@ -11,7 +11,8 @@ from frozenbridge.core.atomic import write_csv, write_json
 from frozenbridge.core.stage import require, run_cli, stage_parser
 from frozenbridge.digits.params import load_params
 from frozenbridge.digits.paths import METRICS, PLOTS
-from frozenbridge.digits.summary import accuracy_figure, curve_rows, load_results, summarize
+from frozenbridge.digits.summary.figures import accuracy_figure
+from frozenbridge.digits.summary.replicates import curve_rows, load_results, summarize
 
 
 def main() -> None:

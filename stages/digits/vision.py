@@ -2,7 +2,7 @@
 
 The classifier (784 -> digits.classifier.hidden, ReLU, -> 10) trains on the train split with Adam, seeded from
 params.yaml `seed`; its test accuracy is the ceiling of the captions. Writes runs/digits/classifier/ (weights.pt,
-config.json), data/digits_features/{train,test}.parquet (its last hidden layer, one vector a picture, in the
+config.json), data/digits/features/{train,test}.parquet (its last hidden layer, one vector a picture, in the
 feature-cache format of the shapes study: encoder name, revision = weights digest, width) and
 metrics/digits/classifier.json.
 """
@@ -14,13 +14,13 @@ import torch
 
 from frozenbridge.core.atomic import atomic_path, write_json
 from frozenbridge.core.feature_cache import encode_images
+from frozenbridge.core.saved_module import save_module, weights_digest
+from frozenbridge.core.seeds import seed_int
 from frozenbridge.core.stage import require, run_cli, stage_parser
-from frozenbridge.digits import mnist
-from frozenbridge.digits.classifier import Classifier, ClassifierEncoder, train_classifier
-from frozenbridge.digits.params import load_params
-from frozenbridge.digits.paths import CLASSIFIER, DATA, FEATURES, METRICS, SPLITS
-from frozenbridge.digits.saved import save_model, weights_digest
-from frozenbridge.digits.seeds import CLASSIFIER as PART, stream
+from frozenbridge.digits.data import mnist
+from frozenbridge.digits.params import CLASSIFIER_STREAM, STUDY_STREAM, load_params
+from frozenbridge.digits.paths import CLASSIFIER, FEATURES, METRICS, PICTURES, SPLITS
+from frozenbridge.digits.training.classifier import Classifier, ClassifierEncoder, train_classifier
 
 log = logging.getLogger("frozenbridge.digits")
 
@@ -29,17 +29,17 @@ def main() -> None:
     args = stage_parser(__doc__).parse_args()
     params = load_params(args.params)
     c = params.digits.classifier
-    require(*(DATA / f"{s}.parquet" for s in SPLITS), stage="digits_data")
-    train, test = (mnist.read(DATA / f"{s}.parquet") for s in SPLITS)
+    require(*(PICTURES / f"{s}.parquet" for s in SPLITS), stage="digits_data")
+    train, test = (mnist.read(PICTURES / f"{s}.parquet") for s in SPLITS)
     x, y = torch.from_numpy(train.floats()), torch.from_numpy(train.labels)
     x_test, y_test = torch.from_numpy(test.floats()), torch.from_numpy(test.labels)
-    seed = stream(params.seed, PART)
+    seed = seed_int(params.seed, STUDY_STREAM, CLASSIFIER_STREAM)
     torch.manual_seed(seed)
     model = Classifier(c.hidden)
     history = train_classifier(model, x, y, c.epochs, c.batch_size, c.lr, seed, x_test, y_test)
     ceiling = history[-1]["test_accuracy"]
     log.info("digit classifier: test accuracy %.4f after %d epochs (the captions' ceiling)", ceiling, c.epochs)
-    save_model(CLASSIFIER, model, {"hidden": list(c.hidden)})
+    save_module(CLASSIFIER, model, {"hidden": list(c.hidden)})
     encoder = ClassifierEncoder(model, weights_digest(model))
     with atomic_path(FEATURES) as tmp:
         tmp.mkdir(parents=True)

@@ -12,12 +12,12 @@ import logging
 from frozenbridge.core.atomic import write_csv, write_json
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.stage import require, run_cli, stage_parser
-from frozenbridge.onetoken.evaluation import AGREEMENT_HEADER, agreement_rows, load_results, pick_scorer, score
-from frozenbridge.onetoken.features import load_pictures
-from frozenbridge.onetoken.figures import alignment_heatmap, unavailable
+from frozenbridge.onetoken.data.features import load_pictures
+from frozenbridge.onetoken.evaluation.scorers import NotAvailable, alignment
+from frozenbridge.onetoken.evaluation.scoring import AGREEMENT_HEADER, agreement_rows, load_results, pick_scorer, score
 from frozenbridge.onetoken.params import load_params
 from frozenbridge.onetoken.paths import FEATURES, METRICS, PLOTS
-from frozenbridge.onetoken.scoring import NotAvailable, alignment
+from frozenbridge.onetoken.summary.figures import alignment_heatmap, unavailable
 
 log = logging.getLogger("frozenbridge.onetoken")
 
@@ -30,7 +30,7 @@ def main() -> None:
     test = load_pictures(FEATURES / "test.parquet", params.onetoken.encoder.name)
     n = len(next(iter(results.values()))["captions"])
     try:
-        scorer, why = pick_scorer(params, test, n, pick_device(params.device)), None
+        scorer, why = pick_scorer(params, args.params, test, n, pick_device(params.device)), None
     except NotAvailable as err:
         scorer, why = None, str(err)
         log.warning("%s", why)

@@ -8,12 +8,12 @@ the untrained connector, the floor, and by the trained one; exact matches; disti
 
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.frozen import frozen_language
+from frozenbridge.core.params import check_replicate
 from frozenbridge.core.stage import require, run_cli, stage_parser
-from frozenbridge.onetoken.features import load_pictures
+from frozenbridge.onetoken.data.features import load_pictures
 from frozenbridge.onetoken.params import load_params
 from frozenbridge.onetoken.paths import FEATURES, run_dir
-from frozenbridge.onetoken.run import train_run
-from frozenbridge.studies import check_replicate
+from frozenbridge.onetoken.training.run import train_run
 
 
 def main() -> None:

@@ -1,28 +1,28 @@
 """Stage retrieval_embed: every caption the retrieval study reads, through the frozen language model once.
 
-Reads data/shapes/*.parquet (the scenes) and writes data/text_features/lm.parquet: one row a distinct text (the
+Reads the shapes pictures' scenes (data/shapes/pictures) and writes data/retrieval/texts/lm.parquet: one row a
+distinct text (the
 training captions, every short phrase, the test captions left to right and right to left), its vector (the mean of
 the LM's last hidden states over its tokens, or the last token's: retrieval.text.pool) and its token ids, with the
 feature cache's metadata. When vision.name is an image-text model (CLIP, SigLIP) it also writes
-vision_text.parquet from that model's own text tower (seconds), so adding the vision_text tower never re-embeds. Training a tower only reads these files, so no training change re-embeds a caption.
+vision_text.parquet from that model's own text tower (seconds), so adding the vision_text tower never re-embeds.
+Training a tower only reads these files, so no training change re-embeds a caption.
 metrics/retrieval/embed.json records what was embedded and how (deterministic; timings go to the log).
 """
 
 import logging
 import time
 
-import pyarrow.parquet as pq
-
 from frozenbridge.core.atomic import atomic_path, write_json
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.precision import describe, use_bf16
-from frozenbridge.core.stage import require, run_cli, stage_parser
+from frozenbridge.core.stage import run_cli, stage_parser
+from frozenbridge.retrieval.data.text_cache import VisionTextTower, has_text_tower, lm_batches, write_text_features
+from frozenbridge.retrieval.data.texts import scene_texts, texts_to_embed
 from frozenbridge.retrieval.params import load_params
 from frozenbridge.retrieval.paths import METRICS, TEXT_FEATURES
-from frozenbridge.retrieval.text_cache import VisionTextTower, has_text_tower, lm_batches, write_text_features
-from frozenbridge.retrieval.texts import scene_texts, texts_to_embed
-from frozenbridge.shapes.vocab import SPLITS, TEST_SPLITS
+from frozenbridge.shapes import interface as shapes
 
 log = logging.getLogger("frozenbridge.retrieval")
 
@@ -30,14 +30,12 @@ log = logging.getLogger("frozenbridge.retrieval")
 def main() -> None:
     args = stage_parser(__doc__).parse_args()
     params = load_params(args.params)
-    paths = {s: f"data/shapes/{s}.parquet" for s in SPLITS}
-    require(*paths.values(), stage="generate")
+    d = params.shapes.data
+    scenes = {s: scene_texts(shapes.scenes(s), s, d.seed, d.held_out) for s in shapes.SPLITS}  # before any model
     wanted = "vision_text" in params.retrieval.towers or has_text_tower(params.vision.name)
     vision_text = VisionTextTower(params.vision.name) if wanted else None
     lm = load_language(params.language.name)
-    scenes = {s: scene_texts(pq.read_table(p, columns=["shapes"]).column("shapes").to_pylist(), s,
-                             params.data.seed, params.data.held_out) for s, p in paths.items()}
-    texts = texts_to_embed(scenes["train"], {name: scenes[s] for name, s in TEST_SPLITS.items()})
+    texts = texts_to_embed(scenes["train"], {name: scenes[s] for name, s in shapes.TEST_SPLITS.items()})
     device, cfg = pick_device(params.device), params.retrieval.text
     bf16 = use_bf16(cfg.precision, device)
     start = time.perf_counter()

@@ -9,7 +9,8 @@ from frozenbridge.core.atomic import write_csv, write_json
 from frozenbridge.core.stage import run_cli, stage_parser
 from frozenbridge.retrieval.params import load_params
 from frozenbridge.retrieval.paths import METRICS, PLOTS
-from frozenbridge.retrieval.summary import RECALL_HEADER, load_results, recall_figure, recall_rows, summarize
+from frozenbridge.retrieval.summary.figures import recall_figure
+from frozenbridge.retrieval.summary.replicates import RECALL_HEADER, load_results, recall_rows, summarize
 
 
 def main() -> None:

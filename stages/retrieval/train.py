@@ -1,18 +1,18 @@
 """Stage retrieval_train: one text tower and the picture projection, trained contrastively for one replicate.
 
-Reads the cached picture features (data/features, averaged over the grid), the cached caption vectors
-(data/text_features) and the scenes (data/shapes); the frozen models are never loaded. Writes
-runs/retrieval/<tower>/<replicate>/ with weights.pt and result.json (recall@1 and @5 per test set, caption length
+Reads the shapes pictures' cached features (data/shapes/features, averaged over the grid) and scenes
+(data/shapes/pictures), and the cached caption vectors (data/retrieval/texts); the frozen models are never loaded.
+Writes runs/retrieval/<tower>/<replicate>/ with the trained parts (weights.pt, config.json) and result.json (recall@1 and @5 per test set, caption length
 and direction, their chance level, the phrasing diagnostic before and after the tower, the loss per epoch).
 """
 
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.params import check_replicate
 from frozenbridge.core.stage import require, run_cli, stage_parser
+from frozenbridge.retrieval.data.text_cache import has_text_tower
 from frozenbridge.retrieval.params import TOWERS, load_params
 from frozenbridge.retrieval.paths import CACHES, TEXT_FEATURES, run_dir
-from frozenbridge.retrieval.run import train_run
-from frozenbridge.retrieval.text_cache import has_text_tower
-from frozenbridge.studies import check_replicate
+from frozenbridge.retrieval.training.run import train_run
 
 
 def main() -> None:

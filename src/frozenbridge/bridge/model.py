@@ -9,11 +9,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from frozenbridge.core.backbones.language import LanguageModel
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.greedy import greedy_cached, greedy_recompute, strip_after_eos
-from frozenbridge.core.precision import autocast
 from frozenbridge.bridge.sequence import IGNORE, Batch, Item, Tokens, build, embed
+from frozenbridge.core.backbones.language import LanguageModel
+from frozenbridge.core.precision import autocast
 
 
 class VLM(nn.Module):

@@ -1,9 +1,8 @@
-"""The connector's training step and the loop over a phase's steps, with its learning-rate schedule: one
+"""The connector's training step and the loop over a phase's steps, its learning rate following core.schedule: one
 implementation for every study, for the pipeline and for the convergence sweep alike."""
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Iterator
 
 import torch
@@ -11,18 +10,7 @@ from tqdm import tqdm
 
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core.errors import FrozenbridgeError
-
-
-def lr_factor(step: int, steps: int, schedule: str, warmup: float) -> float:
-    """The learning rate of step `step` (0-based) of a phase of `steps`, as a fraction of the base rate: a linear
-    warmup over the first `warmup` of the phase, then constant or a cosine decay to a tenth."""
-    warm = int(round(warmup * steps))
-    if step < warm:
-        return (step + 1) / (warm + 1)
-    if schedule == "constant":
-        return 1.0
-    progress = min(1.0, (step - warm) / max(1, steps - warm))  # past the phase's end: stays at a tenth
-    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
+from frozenbridge.core.schedule import lr_factor
 
 
 def training_step(vlm: VLM, items: list, feats: torch.Tensor, optimizer: torch.optim.Optimizer) -> torch.Tensor:

@@ -74,49 +74,57 @@ def picture_batches(parquet: Path, batch_size: int) -> Iterator[tuple[np.ndarray
         yield batch.column("id").to_numpy(), [decode_png(b) for b in batch.column("png").to_pylist()]
 
 
-def read_metadata(path: str | Path) -> dict:
+def _rerun(stage: str) -> str:
+    return f"rerun `dvc repro -f {stage}`" if stage else "rerun the stage that writes it (`dvc repro -f STAGE`)"
+
+
+def read_metadata(path: str | Path, stage: str = "") -> dict:
+    """The cache's metadata; `stage` (the stage that writes the file) names the fix in the error line."""
     try:
         schema = pq.read_schema(path)
     except (OSError, pa.ArrowInvalid) as err:
-        raise FrozenbridgeError(f"{path}: not a readable Parquet file ({err}); rerun `dvc repro encode`") from None
+        raise FrozenbridgeError(f"{path}: not a readable Parquet file ({err}); {_rerun(stage)}") from None
     raw = (schema.metadata or {}).get(META_KEY)
     if raw is None:
-        raise FrozenbridgeError(f"{path}: no frozenbridge feature metadata; rerun `dvc repro encode`")
+        raise FrozenbridgeError(f"{path}: no frozenbridge feature metadata; {_rerun(stage)}")
     return json.loads(raw)
 
 
-def check_features(meta: dict, path: Path, name: str, features: str, layer: int | None, key: str = "vision") -> None:
-    """Refuse a cache made by another encoder, feature kind or layer than the params name (`key` is their section)."""
+def check_features(meta: dict, path: Path, name: str, features: str, layer: int | None, stage: str,
+                   key: str = "vision") -> None:
+    """Refuse a cache made by another encoder, feature kind or layer than the params name (`key` is their section,
+    `stage` the stage that writes the cache)."""
     for field, want in (("encoder", name), ("features", features), ("layer", layer)):
         if meta.get(field) != want:
             raise FrozenbridgeError(f"{path}: features were made with {field} = {meta.get(field)!r} but params.yaml "
                                     f"has {key}.{field if field != 'encoder' else 'name'} = {want!r}; rerun `dvc repro "
-                                    f"encode`")
+                                    f"{stage}`")
 
 
-def load_feature_tensor(path: str | Path) -> tuple[np.ndarray, torch.Tensor, dict]:
-    """(ids, features as a torch tensor in their stored dtype, shape (rows, tokens, width), metadata).
+def load_feature_tensor(path: str | Path, stage: str = "") -> tuple[np.ndarray, torch.Tensor, dict]:
+    """(ids, features as a torch tensor in their stored dtype, shape (rows, tokens, width), metadata); `stage` is the
+    stage that writes the file, named in the error line when it is unreadable.
 
     Kept in the stored dtype (fp16 by default) so a large training set stays small in memory; the connector
     casts each batch to float32.
     """
-    meta = read_metadata(path)
+    meta = read_metadata(path, stage)
     try:
         table = pq.read_table(path)
         feats = table.column("features").combine_chunks().to_numpy_ndarray()
     except (OSError, pa.ArrowInvalid, KeyError) as err:
-        raise FrozenbridgeError(f"{path}: unreadable feature file ({err}); rerun `dvc repro encode`") from None
+        raise FrozenbridgeError(f"{path}: unreadable feature file ({err}); {_rerun(stage)}") from None
     tensor = torch.from_numpy(np.array(feats, copy=True))  # Arrow's buffer is read-only; torch wants its own
     if meta["dtype"] == "bfloat16":
         tensor = tensor.view(torch.int16).view(torch.bfloat16)
     expected = (meta["tokens"], meta["width"])
     if tuple(tensor.shape[1:]) != expected:
         raise FrozenbridgeError(f"{path}: features of shape {tuple(tensor.shape[1:])}, but its metadata says "
-                                f"{expected}; rerun `dvc repro encode`")
+                                f"{expected}; {_rerun(stage)}")
     return table.column("id").to_numpy(), tensor, meta
 
 
-def read_features(path: str | Path) -> tuple[np.ndarray, np.ndarray, dict]:
+def read_features(path: str | Path, stage: str = "") -> tuple[np.ndarray, np.ndarray, dict]:
     """(ids, features as float32 numpy of shape (rows, tokens, width), metadata)."""
-    ids, tensor, meta = load_feature_tensor(path)
+    ids, tensor, meta = load_feature_tensor(path, stage)
     return ids, tensor.float().numpy(), meta

@@ -3,7 +3,7 @@
 bf16 here means a persistent bf16 copy of the frozen weights (they never change, so there is no fp32 master copy
 to keep) run under autocast. Autocast alone re-casts every frozen weight on every forward pass and keeps the copies
 for backward; casting once makes a training step about 1.2x faster again on a 2-core CPU (`python -m
-frozenbridge.bench`). The residual stream (input embeddings, image tokens) stays fp32, and so do the connector's
+frozenbridge.tools.bench`). The residual stream (input embeddings, image tokens) stays fp32, and so do the connector's
 weights, any LoRA adapter and the optimizer: only the frozen model's matmuls run in bf16.
 
 On CPU with bf16, attention runs through the plain matmul path ("eager"): for these short sequences it is faster

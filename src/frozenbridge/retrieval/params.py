@@ -1,14 +1,22 @@
-"""The retrieval study's view of params.yaml: its `retrieval:` section, plus what it shares with the shapes study
-(seed, device, replicates, and the data, vision and language sections: the same pictures, encoder and language
-model, whose cached picture features it reuses)."""
+"""The retrieval study's view of params.yaml: its `retrieval:` section, the shared keys it reads (seed, device,
+replicates, vision, language), and the shapes study's section (through its interface): the study trains on the
+shapes pictures and their cached features, and draws its short captions with shapes.data's seed and held-out pairs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.config import choice, device, distinct_integers, fail, field, fraction, integer, names, number
-from frozenbridge.shapes.params import PRECISIONS, DataParams, LanguageParams, VisionParams
-from frozenbridge.studies import StudyParams
+from frozenbridge.core.config import choice, fail, field, fraction, integer, names, number
+from frozenbridge.core.params import (
+    PRECISIONS,
+    LanguageParams,
+    StudyParams,
+    VisionParams,
+    device_param,
+    replicates_param,
+    seed_param,
+)
+from frozenbridge.shapes.interface import ShapesParams
 
 TOWERS = ("adaptor", "linear", "scratch", "vision_text")
 POOLS = ("mean", "last")
@@ -62,12 +70,12 @@ class RetrievalParams:
 
 @dataclass(frozen=True)
 class Params(StudyParams):
-    seed: int = field(0, integer(0))
-    device: str = field("auto", device())
-    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
-    data: DataParams = field(DataParams())
+    seed: int = seed_param()
+    device: str = device_param()
+    replicates: tuple[int, ...] = replicates_param()
     vision: VisionParams = field(VisionParams())
     language: LanguageParams = field(LanguageParams())
+    shapes: ShapesParams = field(ShapesParams())
     retrieval: RetrievalParams = field(RetrievalParams())
 
     def validate(self, key: str) -> None:

@@ -1,8 +1,6 @@
-"""The shapes study's view of params.yaml: its sections as typed dataclasses, validated once, up front, by every
+"""The shapes study's view of params.yaml: its `shapes:` section (recipes, data, connector, train, evaluate) and the
+shared keys it reads (seed, device, replicates, vision, language), typed and validated once, up front, by every
 stage through the core's field-driven validator (`frozenbridge.core.config`).
-
-The study owns today's top-level keys (seed, device, replicates, recipes, data, vision, language, connector, train,
-evaluate); keys other studies own pass through untouched (`frozenbridge.studies`).
 """
 
 from __future__ import annotations
@@ -10,17 +8,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from frozenbridge.core.config import (boolean, choice, device, distinct_integers, fail, field, fraction, integer,
-                                      names, number, optional, span, text)
+from frozenbridge.core.config import boolean, choice, fail, field, fraction, integer, names, number, optional, span
+from frozenbridge.core.params import (
+    PRECISIONS,
+    LanguageParams,
+    StudyParams,
+    VisionParams,
+    device_param,
+    replicates_param,
+    seed_param,
+)
+from frozenbridge.core.schedule import SCHEDULES
 from frozenbridge.shapes.data.draw import most_that_fit
-from frozenbridge.shapes.vocab import COLORS, KINDS, RECIPE_NAMES
-from frozenbridge.studies import StudyParams
+from frozenbridge.shapes.data.vocab import COLORS, KINDS, RECIPE_NAMES
 
-FEATURE_KINDS = ("patches", "pooled")
-PRECISIONS = ("auto", "bf16", "fp32")
-FEATURE_DTYPES = ("float16", "bfloat16", "float32")
 ORDERS = ("rows", "columns")
-SCHEDULES = ("constant", "cosine")
 
 
 def parse_pair(value: Any, key: str) -> tuple[str, str]:
@@ -35,6 +37,7 @@ def pair_list(value: Any, key: str) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, list):
         raise fail(key, value, "a list like ['red triangle', 'green circle']")
     return tuple(parse_pair(p, f"{key}[{i}]") for i, p in enumerate(value))
+
 
 @dataclass(frozen=True)
 class SplitSizes:
@@ -68,22 +71,6 @@ class DataParams:
             raise fail(f"{key}.shapes", list(self.shapes),
                        f"at most {fit} shapes: no more fit a {self.image_size}px picture without overlap when the "
                        f"smallest is {self.shape_size[0]} of its side ({key}.shape_size)")
-
-
-@dataclass(frozen=True)
-class VisionParams:
-    name: str = field("efficientnet-lite0",
-                      text("'efficientnet-lite0', a Hugging Face model id or a local directory"))
-    features: str = field("patches", choice(*FEATURE_KINDS))
-    layer: int | None = field(10, optional(integer(-(2 ** 31)), "an integer block/layer index, or null for the "
-                                                                 "encoder's final output"))
-    dtype: str = field("float16", choice(*FEATURE_DTYPES))
-    batch_size: int = field(32, integer())
-
-
-@dataclass(frozen=True)
-class LanguageParams:
-    name: str = field("smollm2-135m", text("'smollm2-135m', a Hugging Face model id or a local directory"))
 
 
 @dataclass(frozen=True)
@@ -133,17 +120,23 @@ class EvaluateParams:
 
 
 @dataclass(frozen=True)
-class Params(StudyParams):
-    seed: int = field(0, integer(0))
-    device: str = field("auto", device())  # auto: $FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU
-    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
+class ShapesParams:
+    """The `shapes:` section."""
     recipes: tuple[str, ...] = field(("caption", "qa", "caption_qa"), names(RECIPE_NAMES))
     data: DataParams = field(DataParams())
-    vision: VisionParams = field(VisionParams())
-    language: LanguageParams = field(LanguageParams())
     connector: ConnectorParams = field(ConnectorParams())
     train: TrainParams = field(TrainParams())
     evaluate: EvaluateParams = field(EvaluateParams())
+
+
+@dataclass(frozen=True)
+class Params(StudyParams):
+    seed: int = seed_param()
+    device: str = device_param()
+    replicates: tuple[int, ...] = replicates_param()
+    vision: VisionParams = field(VisionParams())
+    language: LanguageParams = field(LanguageParams())
+    shapes: ShapesParams = field(ShapesParams())
 
 
 load_params = Params.load

@@ -10,9 +10,9 @@ import hashlib
 import logging
 import os
 import socket
-from urllib.parse import urlparse
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlparse
 
 import torch
 from huggingface_hub.utils import logging as hub_logging

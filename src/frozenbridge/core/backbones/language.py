@@ -10,8 +10,8 @@ from pathlib import Path
 import torch
 
 from frozenbridge.core.atomic import atomic_path
-from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.backbones.hub import file_digest, freeze, load_pretrained, model_revision
+from frozenbridge.core.errors import FrozenbridgeError
 
 log = logging.getLogger("frozenbridge.backbones")
 EMBEDDED = ("smollm2-135m",)

@@ -13,8 +13,8 @@ import numpy as np
 import torch
 from PIL import Image
 
-from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.backbones.hub import file_digest, freeze, load_pretrained, model_revision
+from frozenbridge.core.errors import FrozenbridgeError
 
 EMBEDDED = ("efficientnet-lite0",)
 IMAGENET_MEAN = np.array([0.485, 0.456, 0.406], dtype=np.float32)
@@ -124,8 +124,14 @@ class HFVision(VisionEncoder):
     """
 
     def __init__(self, name: str, features: str, layer: int | None, key: str = "vision"):
-        from transformers import (AutoConfig, AutoImageProcessor, AutoModel, CLIPVisionModel,
-                                  CLIPVisionModelWithProjection, SiglipVisionModel)
+        from transformers import (
+            AutoConfig,
+            AutoImageProcessor,
+            AutoModel,
+            CLIPVisionModel,
+            CLIPVisionModelWithProjection,
+            SiglipVisionModel,
+        )
 
         config = load_pretrained(AutoConfig.from_pretrained, name, f"{key}.name")
         family = config.model_type

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from frozenbridge.shapes.vocab import COLORS, KINDS, NUMBER_WORDS  # noqa: F401 (the scene's words)
+from frozenbridge.shapes.data.vocab import COLORS, KINDS, NUMBER_WORDS  # noqa: F401 (the scene's words)
 
 COUNT_QUESTION = "How many shapes are there?"
 LEFTMOST_QUESTION = "What color is the leftmost shape?"

@@ -8,11 +8,11 @@ import numpy as np
 import pyarrow as pa
 from tqdm import tqdm
 
-from frozenbridge.shapes.params import DataParams
+from frozenbridge.core.seeds import spawn
 from frozenbridge.shapes.data.draw import place, png_bytes, render
 from frozenbridge.shapes.data.scene import caption, questions
-from frozenbridge.shapes.vocab import COLORS, KINDS, SPLITS
-
+from frozenbridge.shapes.data.vocab import COLORS, KINDS, SPLITS
+from frozenbridge.shapes.params import DataParams
 
 SCHEMA = pa.schema([
     ("id", pa.int32()),
@@ -27,7 +27,7 @@ SCHEMA = pa.schema([
 
 def split_seeds(seed: int) -> dict[str, np.random.SeedSequence]:
     """Independent streams per split from data.seed, so changing one split's size never changes another's pictures."""
-    return dict(zip(SPLITS, np.random.SeedSequence(seed).spawn(len(SPLITS))))
+    return spawn(SPLITS, seed)
 
 
 def all_pairs() -> list[tuple[str, str]]:

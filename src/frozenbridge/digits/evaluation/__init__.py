@@ -1,0 +1,1 @@
+"""Greedy captions from the frozen character LM, and how they score."""

@@ -1,0 +1,1 @@
+"""The study's tables for the report, from metrics/digits/; no stage imports this folder."""

@@ -1,0 +1,1 @@
+"""The three trained parts (the digit classifier, the character LM, the adapter between them) and their training."""

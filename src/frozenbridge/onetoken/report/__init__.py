@@ -1,0 +1,1 @@
+"""The study's tables for the report, from metrics/onetoken/; no stage imports this folder."""

@@ -1,0 +1,1 @@
+"""The study's figure: the alignment heatmap, or the reason agreement could not be scored."""

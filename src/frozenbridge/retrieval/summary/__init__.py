@@ -1,0 +1,1 @@
+"""Over replicates, from the runs' JSON: recall per tower, test set, length and direction, plot rows, the figure."""

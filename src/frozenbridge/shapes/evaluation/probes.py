@@ -1,0 +1,108 @@
+"""Linear probes: can a linear classifier read a shape's color, or its kind, from the vectors under that shape?
+
+Read at the encoder output, after the stage-1 connector, and after each later recipe's connector. A shape's vector is
+the mean of the grid cells whose centers fall inside its bounding square (its stored center and size; the cell
+holding its center when none do); after the connector, the mean of the merged tokens whose blocks hold those cells.
+Probes are trained on the shapes of training pictures (which never hold a held-out pair) and tested on the shapes of
+seen-pair test pictures and on the held-out-pair shapes of held-out test pictures. A probe is a multinomial logistic
+regression on standardized vectors, fitted full-batch by L-BFGS from zeros: deterministic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.shapes.data.vocab import COLORS, KINDS
+
+TARGETS = {"color": list(COLORS), "kind": list(KINDS)}
+
+
+def cells_under(shape: dict, grid: tuple[int, int], image_size: int) -> list[int]:
+    """Row-major indices of the grid cells whose centers lie inside the shape's bounding square."""
+    rows, cols = grid
+    h, w = image_size / rows, image_size / cols
+    half = shape["size"] / 2
+    inside = [r * cols + c for r in range(rows) for c in range(cols)
+              if abs((c + 0.5) * w - shape["cx"]) <= half and abs((r + 0.5) * h - shape["cy"]) <= half]
+    if inside:
+        return inside
+    r, c = min(int(shape["cy"] // h), rows - 1), min(int(shape["cx"] // w), cols - 1)
+    return [r * cols + c]
+
+
+def tokens_under(cells: list[int], grid: tuple[int, int], k: int, order: str) -> list[int]:
+    """The merged tokens (k x k blocks, in the connector's token order) that hold any of the cells."""
+    rows, cols = grid
+    n_rows, n_cols = -(-rows // k), -(-cols // k)
+    blocks = sorted({(cell // cols // k, cell % cols // k) for cell in cells})
+    return [bc * n_rows + br if order == "columns" else br * n_cols + bc for br, bc in blocks]
+
+
+def shape_vectors(vectors: torch.Tensor, scenes: list[list[dict]], index) -> np.ndarray:
+    """(shapes, width): for every shape of every picture, the mean of `vectors[picture, index(shape)]`."""
+    out = [vectors[pic, index(s)].float().mean(0) for pic, shapes in enumerate(scenes) for s in shapes]
+    return torch.stack(out).numpy()
+
+
+def labels(scenes: list[list[dict]], target: str) -> np.ndarray:
+    names = TARGETS[target]
+    return np.array([names.index(s[target if target == "color" else "kind"]) for shapes in scenes for s in shapes])
+
+
+def fit_probe(x: np.ndarray, y: np.ndarray, classes: int, l2: float = 1e-3, iters: int = 200):
+    """A multinomial logistic regression on standardized inputs; returns predict(x) -> class indices."""
+    mean, std = x.mean(0), x.std(0) + 1e-6
+    xt = torch.from_numpy((x - mean) / std).double()
+    yt = torch.from_numpy(y)
+    w = torch.zeros(x.shape[1], classes, dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(classes, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], max_iter=iters, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(xt @ w + b, yt) + l2 * (w ** 2).sum()
+        loss.backward()
+        return loss
+    opt.step(closure)
+    w, b = w.detach(), b.detach()
+    return lambda z: (torch.from_numpy((z - mean) / std).double() @ w + b).argmax(1).numpy()
+
+
+def accuracy(predict, x: np.ndarray, y: np.ndarray) -> float:
+    return round(100.0 * float((predict(x) == y).mean()), 2) if len(y) else 0.0
+
+
+def probe_place(train: tuple[np.ndarray, list], tests: dict[str, tuple[np.ndarray, list]]) -> dict:
+    """{target: {test: accuracy %}} for probes trained on `train` = (vectors, scenes)."""
+    out: dict = {}
+    for target, names in TARGETS.items():
+        predict = fit_probe(train[0], labels(train[1], target), len(names))
+        out[target] = {test: accuracy(predict, x, labels(scenes, target)) for test, (x, scenes) in tests.items()}
+    return out
+
+
+def place_vectors(feats: torch.Tensor, scenes: list[list[dict]], grid: tuple[int, int], image_size: int,
+                  connector: Connector | None = None) -> np.ndarray:
+    """Shape vectors at the encoder output (no connector) or after `connector`."""
+    if connector is None:
+        return shape_vectors(feats, scenes, lambda s: cells_under(s, grid, image_size))
+    with torch.no_grad():
+        tokens = torch.cat([connector(feats[i:i + 256].float()) for i in range(0, len(feats), 256)])
+    return shape_vectors(tokens, scenes,
+                         lambda s: tokens_under(cells_under(s, grid, image_size), grid, connector.k, connector.order))
+
+
+def check_patches(meta: dict) -> tuple[int, int]:
+    if not meta.get("grid"):
+        raise FrozenbridgeError("probes need a grid of patch vectors; the cached features are pooled "
+                                "(vision.features: pooled). Set vision.features: patches, or drop the probe stage "
+                                "with `dvc repro` targets that leave it out")
+    return tuple(meta["grid"])
+
+
+def held_out_shapes(scenes: list[list[dict]], held_out: tuple[tuple[str, str], ...]) -> list[list[dict]]:
+    """Only the shapes of held-out color-kind pairs, per picture."""
+    return [[s for s in shapes if (s["color"], s["kind"]) in held_out] for shapes in scenes]

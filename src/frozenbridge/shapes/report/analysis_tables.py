@@ -1,0 +1,162 @@
+"""README tables of the shapes study's analyses: paired replicates, wrong answers, probes, the language model's text,
+pictures in the sequence and what they cost, the capacity check and the receipts; every number from metrics/shapes/."""
+
+from __future__ import annotations
+
+
+def _range(s: dict) -> str:
+    """median [min–max] of a summary (frozenbridge.shapes.aggregate.summary)."""
+    return f"{s['median']:g} [{s['min']:g}–{s['max']:g}]"
+
+
+def paired_analysis_table(pairs: dict) -> list[str]:
+    """metrics/shapes/paired.json: per pair, test set and task, replicates ahead / tied / behind and the median difference."""
+    if not pairs:
+        return []
+    rows = ["Paired replicates (`metrics/shapes/paired.json`): in how many replicates the first recipe of the pair had more "
+            "questions right, as many, or fewer, and the median of the per-replicate differences (first − second, in "
+            "questions of the number given):", "",
+            "| pair | test pairs | task | ahead | tied | behind | median difference |", "|---|---|---|---:|---:|---:|---:|"]
+    for name, tests in pairs.items():
+        for test in ("heldout", "seen"):
+            for task, c in tests.get(test, {}).items():
+                rows.append(f"| {name} | {test} | {task} | {c['ahead']} | {c['tied']} | {c['behind']} | "
+                            f"{c['median_difference']:+g} of {c['items']} |")
+    return rows + [""]
+
+
+def wrong_answers_table(wrong: dict) -> list[str]:
+    """metrics/shapes/wrong_answers.json: where held-out wrong colors come from, beside chance."""
+    if not wrong:
+        return []
+    rows = ["Wrong answers on held-out pairs, all replicates (`metrics/shapes/wrong_answers.json`): a color of another shape "
+            "in the picture or not; of those in the picture, the nearest shape's color and one of the asked kind's two "
+            "most common training colors, each beside what picking one of the picture's other shapes at random gives:",
+            "", "| recipe | task | wrong | in picture | not in it | not a color | nearest (chance) | common (chance) |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for recipe, tasks in wrong.items():
+        for task, c in tasks.items():
+            rows.append(f"| {recipe} | {task} | {c['wrong']} | {c['in_picture']} | {c['not_in_picture']} | "
+                        f"{c['not_a_color']} | {c['nearest']} ({c['nearest_chance']:g}) | "
+                        f"{c['common']} ({c['common_chance']:g}) |")
+    return rows + [""]
+
+
+def perplexity_table(text: dict) -> list[str]:
+    """metrics/shapes/text.json: each run's perplexity on the passage beside the base model's."""
+    rows = [f"The language model's text (`metrics/shapes/text.json`): perplexity on the package's passage of plain prose "
+            f"({text['passage_tokens']} tokens, no picture), base model {text['base']:g}:", "",
+            "| recipe | replicate | perplexity | exactly the base model's | LoRA |", "|---|---:|---:|---|---|"]
+    for recipe, reps in text["runs"].items():
+        for rep, r in reps.items():
+            rows.append(f"| {recipe} | {rep} | {r['perplexity']:g} | {'yes' if r['equals_base'] else 'no'} | "
+                        f"{'yes' if r['lora'] else 'no'} |")
+    return rows
+
+
+def text_table(text: dict) -> list[str]:
+    """metrics/shapes/text.json: perplexity on the passage per run beside the base model, and the no-picture replies."""
+    if not text:
+        return []
+    rows = perplexity_table(text)
+    if text.get("positions"):
+        rows += ["", "Positions in the sequence (the count question; `metrics/shapes/text.json`):", "",
+                 "| input | positions | from pictures |", "|---|---:|---:|"]
+        rows += [f"| {name} | {p['positions']} | {p['from_pictures']} |" for name, p in text["positions"].items()]
+    two = [(recipe, rep, r["two_pictures"]) for recipe, reps in text["runs"].items() for rep, r in reps.items()
+           if "two_pictures" in r]
+    if two:
+        rows += ["", f"A two-picture question no run trained on, \"Which picture has a triangle, the first or the "
+                 f"second?\" (exactly one has; {two[0][2]['pairs']} pairs of seen-pair test pictures), asked in the "
+                 "given order and swapped; exact match, %:", "",
+                 "| recipe | replicate | given order | swapped | right in both | most common replies |",
+                 "|---|---:|---:|---:|---:|---|"]
+        for recipe, rep, t in two:
+            said = ", ".join(f"{k!r} x{v}" for k, v in t["replies"].items())
+            rows.append(f"| {recipe} | {rep} | {t['given']:g} | {t['swapped']:g} | {t['both']:g} | {said} |")
+    replies = text.get("no_picture", {})
+    if replies:
+        rows += ["", "What each run (first replicate) wrote to the first question of each kind with no picture:", "",
+                 "| recipe | question | right answer | reply with no picture |", "|---|---|---|---|"]
+        for recipe, tasks in replies.items():
+            for task, r in tasks.items():
+                rows.append(f"| {recipe} | {r['prompt']} | {r['target']} | {r['reply'] or '(nothing)'} |")
+    return rows + [""]
+
+
+def probes_table(probes: dict) -> list[str]:
+    """metrics/shapes/probes.json: linear-probe accuracy for color and kind per place, seen vs held-out pairs."""
+    if not probes:
+        return []
+    n = probes["shapes"]
+    rows = [f"Linear probes (`metrics/shapes/probes.json`): a shape's color and kind read from the mean vector under it; "
+            f"trained on {n['train']} shapes of training pictures, tested on {n['seen']} seen-pair shapes and "
+            f"{n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates (chance: color 16.7, "
+            f"kind 33.3):", "", "| read from | replicates | color: seen | color: held-out | kind: seen | kind: held-out |",
+            "|---|---:|---:|---:|---:|---:|"]
+    order = ["encoder", "stage1", *[p for p in probes["places"] if p not in ("encoder", "stage1")]]
+    for place in (p for p in order if p in probes["places"]):
+        p = probes["places"][place]
+        label = {"encoder": "encoder output", "stage1": "stage-1 connector"}.get(place, f"{place} connector")
+        rows.append(f"| {label} | {p['runs']} | {_range(p['color']['seen'])} | {_range(p['color']['heldout'])} | "
+                    f"{_range(p['kind']['seen'])} | {_range(p['kind']['heldout'])} |")
+    return rows + [""]
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.2f} MiB"
+
+
+def image_cost_table(cost: dict, bench: dict | None) -> list[str]:
+    """metrics/shapes/text.json image_cost: one picture's KV cache merged and unmerged, beside the benchmark's step time and
+    memory per image-token count (bench/*.json)."""
+    if not cost:
+        return []
+    per = cost["kv_bytes_per_position"]
+    rows = [f"What a picture costs (`metrics/shapes/text.json`): every position keeps {per:,} bytes of KV cache in bf16 "
+            f"(2 × {cost['layers']} layers × key/value heads × head width × 2 bytes); the first test picture's caption "
+            f"(\"{cost['caption']}\") is {cost['caption_tokens']} tokens, {_mib(cost['caption_tokens'] * per)}:", "",
+            "| picture | patches | KV cache | merged | KV cache |", "|---|---:|---:|---:|---:|"]
+    for r in cost["pictures"]:
+        rows.append(f"| {r['side_px']} × {r['side_px']} px | {r['patches']} | {_mib(r['patches_kv_bytes'])} | "
+                    f"{r['merged']} | {_mib(r['merged_kv_bytes'])} |")
+    tokens = [r for r in (bench or {}).get("rows", []) if r["measure"].endswith("image tokens, batch 16")]
+    if tokens:
+        rows += ["", f"Training step by image tokens (`python -m frozenbridge.tools.bench`, {bench['machine']['device']}):",
+                 "", "| image tokens | step, s | saved for backward, MB |", "|---:|---:|---:|"]
+        rows += [f"| {r['measure'].split()[0]} | {r['a_value']:.2f} | {r['b_value']:.0f} |" for r in tokens]
+    return rows + [""]
+
+
+def capacity_table(cap: dict) -> list[str]:
+    """metrics/shapes/capacity.json (on demand): stage 1 merged vs unmerged vs unmerged size-matched."""
+    if not cap:
+        return []
+    rows = ["The capacity check (on demand: `dvc unfreeze shapes_capacity && dvc repro shapes_capacity`; `metrics/shapes/capacity.json`): stage 1 "
+            "from scratch three ways; exact seen-pair captions, final loss and seconds a step, median over replicates "
+            "(each replicate's exact captions in brackets):", "",
+            "| connector | image tokens | parameters | exact captions, % | final loss | s a step |",
+            "|---|---:|---:|---:|---:|---:|"]
+    for name, c in cap.items():
+        each = ", ".join(f"{r['exact']:g}" for r in c["runs"])
+        rows.append(f"| {name} | {c['tokens']} | {c['connector_params']:,} | {c['exact']:.2f} ({each}) | "
+                    f"{c['final_loss']:.4f} | {c['step_seconds']:.2f} |")
+    return rows + [""]
+
+
+def receipts_table(rec: dict) -> list[str]:
+    """metrics/shapes/receipts.json: patch embedding = matmul, and who sees the last position."""
+    if not rec:
+        return []
+    patch = rec.get("patch_embedding")
+    line = (f"{rec['encoder']}'s patch embedding (a {patch['kernel'][0]}×{patch['kernel'][1]} convolution, stride "
+            f"the same) equals flattened patches times one matrix: largest difference {patch['max_difference']:.3g}."
+            if patch else f"{rec['patch_embedding_note']}, so the patch-embedding receipt needs a ViT-family "
+            "encoder (`vision.name`).")
+    moved = rec["encoder_first_moves"]
+    encoder = (f"moves the first position's output by up to {moved:.3g} in the encoder ({rec['encoder']})" if moved
+               else f"leaves the first position's output unchanged in the encoder too ({rec['encoder']}: a "
+                    f"convolution's reach from the top-left cell stops short of the bottom-right patch)")
+    return [f"Receipts (`metrics/shapes/receipts.json`): {line} Changing only the last input position (the bottom-right "
+            f"patch) {encoder}; changing only the last token moves the first position by "
+            f"{rec['language_first_moves']:g} in the causal language model ({rec['language']}).", ""]

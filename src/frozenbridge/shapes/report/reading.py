@@ -1,0 +1,79 @@
+"""The README's reading of the default run: what it shows and what it cannot, in sentences whose every number comes
+from metrics/shapes/ (scores.json, controls.json, replicates.json), so the prose stays as true as the tables."""
+
+from __future__ import annotations
+
+from frozenbridge.shapes.data.vocab import CONTROLS, TESTS
+
+
+def _pct(v: float) -> str:
+    return f"{v:g}%"
+
+
+def _cell(scores: dict, recipe: str, test: str, task: str) -> dict | None:
+    return scores.get(recipe, {}).get(test, {}).get(task)
+
+
+def stage1_sentence(scores: dict, controls: dict) -> str | None:
+    if "caption" not in scores:
+        return None
+    seen, held = scores["caption"]["seen"]["caption"]["right"], scores["caption"]["heldout"]["caption"]["right"]
+    worst_control = max(controls["caption"][t]["caption"][c]["max"] for t in TESTS for c in CONTROLS)
+    return (f"**The model reads the picture.** Trained on captions alone (stage 1), the connector makes the frozen "
+            f"language model write {_pct(seen['median'])} of seen-pair test captions exactly (median over "
+            f"replicates; lowest replicate {_pct(seen['min'])}) and {_pct(held['median'])} of held-out-pair ones "
+            f"(lowest {_pct(held['min'])}), every shape in the right order. With a blank picture, another scene's "
+            f"picture or none, no replicate gets more than {_pct(worst_control)} right.")
+
+
+def stage2_sentence(scores: dict, recipe: str = "caption_qa") -> str | None:
+    if recipe not in scores:
+        return None
+    parts = []
+    for task in ("count", "binding", "leftmost"):
+        cell = _cell(scores, recipe, "seen", task)
+        if cell:
+            parts.append(f"{task} {_pct(cell['right']['median'])} (gap {cell['gap']['median']:g} points, lowest "
+                         f"replicate {cell['gap']['min']:g})")
+    held = [f"{task} {_pct(c['right']['median'])} (gap {c['gap']['median']:g})"
+            for task in ("count", "binding", "leftmost") if (c := _cell(scores, recipe, "heldout", task))]
+    return (f"**Questions after captions ({recipe}).** On seen pairs: {', '.join(parts)}; the gap is the right "
+            f"picture's score minus the best of the three controls. On held-out pairs: {', '.join(held)}.")
+
+
+def paired_sentence(reps: dict, a: str = "qa", b: str = "caption_qa", test: str = "heldout",
+                    task: str = "binding") -> str | None:
+    """Replicate by replicate: how often `b` is ahead of `a` (replicates are paired: same start, same questions)."""
+    ra, rb = reps.get(a, {}).get(test, {}).get(task), reps.get(b, {}).get(test, {}).get(task)
+    if not ra or not rb:
+        return None
+    common = sorted(set(ra) & set(rb), key=int)
+    diffs = [round(rb[r]["right"] - ra[r]["right"], 2) for r in common]
+    ahead, behind = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+    listed = ", ".join(f"replicate {r}: {ra[r]['right']:g} vs {rb[r]['right']:g}" for r in common)
+    return (f"**Captioning first, on pairs never seen in training.** {task.capitalize()} on held-out pairs, {a} vs "
+            f"{b}, {listed}: {b} ahead in {ahead}, behind in {behind}, tied in {len(diffs) - ahead - behind} of "
+            f"{len(diffs)} replicates.")
+
+
+def spread_sentence(scores: dict) -> str | None:
+    """The widest min-max range among question scores: what the replicate count cannot resolve."""
+    spans = [(c["right"]["max"] - c["right"]["min"], recipe, test, task)
+             for recipe, tests in scores.items() for test in TESTS
+             for task, c in tests.get(test, {}).items() if isinstance(c, dict) and "right" in c]
+    if not spans:
+        return None
+    span, recipe, test, task = max(spans)
+    return (f"**What it cannot show.** Replicates disagree by up to {span:g} points ({recipe}, {task}, {test} "
+            "pairs), so a difference between two recipes' medians smaller than their ranges is not a finding here; "
+            "the five-seed follow-up (What to run next) is one command.")
+
+
+def reading(scores: dict, controls: dict, reps: dict | None) -> list[str]:
+    sentences = [stage1_sentence(scores, controls), stage2_sentence(scores),
+                 paired_sentence(reps or {}), spread_sentence(scores)]
+    out: list[str] = []
+    for s in sentences:
+        if s:
+            out += [s, ""]
+    return out

@@ -1,0 +1,229 @@
+"""The shapes study's report tables, made from metrics/shapes/ and bench/ (the convergence sweep): every number computed.
+
+`python -m frozenbridge.tools.report` puts them into the README beside the benchmark tables.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.shapes.data.vocab import SPLITS, TASKS, TESTS
+from frozenbridge.shapes.report.analysis_tables import (
+    _range,
+    capacity_table,
+    image_cost_table,
+    paired_analysis_table,
+    perplexity_table,
+    probes_table,
+    receipts_table,
+    text_table,
+    wrong_answers_table,
+)
+from frozenbridge.shapes.report.reading import reading
+
+
+def data_table(data: dict) -> list[str]:
+    rows = ["| split | pictures | count questions | binding questions | leftmost questions |", "|---|---:|---:|---:|---:|"]
+    for split in SPLITS:
+        d = data[split]
+        rows.append(f"| {split} | {d['pictures']} | {d['questions_count']} | {d['questions_binding']} "
+                    f"| {d['questions_leftmost']} |")
+    return rows
+
+
+def color_kind_table(counts: dict) -> list[str]:
+    kinds = list(next(iter(counts.values())))
+    rows = ["| training shapes | " + " | ".join(kinds) + " |", "|---|" + "---:|" * len(kinds)]
+    rows += [f"| {color} | " + " | ".join(str(counts[color][k]) for k in kinds) + " |" for color in counts]
+    return rows
+
+
+def encode_table(enc: dict) -> list[str]:
+    size = sum(enc["bytes"].values())
+    return ["| encoder | output shape | stored as | pictures | feature files | per picture |", "|---|---|---|---:|---:|---:|",
+            f"| {enc['encoder']} | {' x '.join(map(str, enc['output_shape']))} | {enc['dtype']} | {enc['pictures']} "
+            f"| {size / 1e6:.1f} MB | {enc['bytes_per_picture'] / 1e3:.1f} kB |"]
+
+
+def stage1_table(main: dict, controls: dict) -> list[str]:
+    rows = ["| caption recipe (stage 1), captions | right | blank | wrong | none | gap | distinct captions |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for test in TESTS:
+        m, c = main["caption"][test], controls["caption"][test]["caption"]
+        rows.append(f"| {test} pairs | {_range(m['caption']['right'])} | {c['blank']['median']:g} | "
+                    f"{c['wrong']['median']:g} | {c['none']['median']:g} | {_range(m['caption']['gap'])} | "
+                    f"{_range(m['distinct_captions'])} |")
+    return rows
+
+
+def recipe_table(main: dict) -> list[str]:
+    rows = ["| recipe | task | seen: right | seen: gap | held-out: right | held-out: gap |", "|---|---|---:|---:|---:|---:|"]
+    for recipe, tests in main.items():
+        for task in TASKS:
+            if task in tests["seen"]:
+                rows.append(f"| {recipe} | {task} | {_range(tests['seen'][task]['right'])} | "
+                            f"{_range(tests['seen'][task]['gap'])} | {_range(tests['heldout'][task]['right'])} | "
+                            f"{_range(tests['heldout'][task]['gap'])} |")
+    return rows
+
+
+def paired_table(reps: dict, a: str = "qa", b: str = "caption_qa") -> list[str]:
+    """Two recipes replicate by replicate (paired: same initial connector, same questions), every task and test."""
+    if a not in reps or b not in reps:
+        return []
+    rows = [f"{a} vs {b}, replicate by replicate (right-picture exact match, %, from `metrics/shapes/replicates.json`):", "",
+            f"| test pairs | task | replicate | {a} | {b} | {b} − {a} |", "|---|---|---:|---:|---:|---:|"]
+    for test in ("heldout", "seen"):
+        for task in ("binding", "leftmost", "count"):
+            ra, rb = reps[a].get(test, {}).get(task, {}), reps[b].get(test, {}).get(task, {})
+            for r in sorted(set(ra) & set(rb), key=int):
+                rows.append(f"| {test} | {task} | {r} | {ra[r]['right']:g} | {rb[r]['right']:g} | "
+                            f"{rb[r]['right'] - ra[r]['right']:+.4g} |")
+    return rows + [""]
+
+
+def _steps(v) -> str:
+    return "never" if v is None else f"{v:g}"
+
+
+def converge_table(saved: dict, params: dict | None) -> list[str]:
+    """`python -m frozenbridge.shapes.sweeps.converge`: steps (and seconds) to 50% and 70% exact captions, median and worst seed."""
+    rows = [f"Stage-1 convergence (`python -m frozenbridge.shapes.sweeps.converge`): exact captions of {saved['items']} seen-pair "
+            f"test pictures every {saved['every']} steps; median and worst over the seeds (a seed is a replicate's "
+            "initial connector and caption order); \"never\" = not within the steps given. The setting "
+            "params.yaml holds is marked ◀.", "",
+            "| setting | seeds | s a step | to 50%: median / worst, steps (s) | to 70%: median / worst, steps (s) | "
+            "best exact per seed, % |", "|---|---:|---:|---:|---:|---:|"]
+    for name, entry in saved["results"].items():
+        s = entry["summary"]
+        if "step_seconds" not in entry:
+            continue  # not timed alone yet (python -m frozenbridge.shapes.sweeps.converge --time-steps N)
+        sec = lambda v: "—" if v is None else f"{v * entry['step_seconds']:.0f}"  # noqa: E731
+        cells = [f"{_steps(s[f'median_{t}'])} / {_steps(s[f'worst_{t}'])} ({sec(s[f'median_{t}'])} / "
+                 f"{sec(s[f'worst_{t}'])})" for t in (50, 70)]
+        mark = " ◀" if params is not None and _matches(entry["overrides"], params) else ""
+        rows.append(f"| {name}{mark} | {s['seeds']} | {entry['step_seconds']:.2f} | {cells[0]} | {cells[1]} | "
+                    f"{', '.join(f'{e:g}' for e in s['best_exact'])} (of {entry['steps']} steps) |")
+    return rows + ([] if params is None else _against_default(saved["results"], params))
+
+
+def _worst_seconds(entry: dict) -> float:
+    worst = entry["summary"]["worst_70"]
+    return float("inf") if worst is None else worst * entry["step_seconds"]
+
+
+NOISE = 0.05  # step times measured a few minutes apart differ by about this much on a shared machine
+
+
+def _against_default(results: dict, params: dict) -> list[str]:
+    """One generated line: which settings beat the marked one on the worst seed's seconds to 70% by more than the
+    timing noise, which were level with it, and which were slower."""
+    timed = {k: e for k, e in results.items() if "step_seconds" in e}
+    default = next((k for k, e in timed.items() if _matches(e["overrides"], params)), None)
+    if default is None:
+        return []
+    mine = _worst_seconds(timed[default])
+    others = {k: _worst_seconds(e) for k, e in timed.items() if k != default}
+    faster = [f"{k} ({s:.0f} s)" for k, s in others.items() if s < mine * (1 - NOISE)]
+    level = [f"{k} ({s:.0f} s)" for k, s in others.items() if mine * (1 - NOISE) <= s <= mine * (1 + NOISE)]
+    slower = [k for k, s in others.items() if s > mine * (1 + NOISE)]
+    return ["", f"On the worst seed's seconds to 70%, against the marked setting ({mine:.0f} s): faster by more "
+            f"than {NOISE:.0%}: {', '.join(faster) or 'none'}; within {NOISE:.0%}: {', '.join(level) or 'none'}; "
+            f"slower or never there: {', '.join(slower) or 'none'}."]
+
+
+def heldout_curve_table(saved: dict) -> list[str]:
+    """`converge --heldout --no-stop`: seen- and held-out-pair exact captions against stage-1 steps, per seed."""
+    rows: list[str] = []
+    for name, entry in saved["results"].items():
+        runs = [r for r in entry["runs"] if "heldout_curve" in r]
+        if not runs:
+            continue
+        seeds = ", ".join(str(r["seed"]) for r in runs)
+        rows += [f"Exact captions against stage-1 steps, setting \"{name}\", seeds {seeds} "
+                 f"(`python -m frozenbridge.shapes.sweeps.converge --heldout --no-stop`; {saved['items']} pictures of each test set):",
+                 "", "| stage-1 steps | seen pairs, % (per seed) | held-out pairs, % (per seed) |", "|---:|---:|---:|"]
+        steps = sorted({s for r in runs for s, _ in r["curve"]})
+        for step in steps:
+            seen = [dict(r["curve"]).get(step) for r in runs]
+            held = [dict(r["heldout_curve"]).get(step) for r in runs]
+            fmt = lambda vals: ", ".join("—" if v is None else f"{v:g}" for v in vals)  # noqa: E731
+            rows.append(f"| {step} | {fmt(seen)} | {fmt(held)} |")
+        rows.append("")
+    return rows
+
+
+def _matches(overrides: dict, params: dict) -> bool:
+    """Whether params.yaml (a mapping) holds every override, keys under `shapes:` as the sweep spells them."""
+    def get(key: str):
+        node = params.get("shapes", {})
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node
+    return all(get(k) == v for k, v in overrides.items())
+
+
+def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[list[str], list[str]]:
+    """(the results tables and the reading from metrics/shapes/, the convergence tables from bench/)."""
+    metrics = metrics / "shapes"
+    parts: list[str] = []
+    data, enc = read_json_if_present(metrics / "data.json"), read_json_if_present(metrics / "encode.json")
+    if data:
+        parts += ["Generated data (`metrics/shapes/data.json`):", "", *data_table(data), "",
+                  *color_kind_table(data["train_color_kind"]), ""]
+    if enc:
+        parts += ["Cached features (`metrics/shapes/encode.json`):", "", *encode_table(enc), ""]
+    scores, controls = read_json_if_present(metrics / "scores.json"), read_json_if_present(metrics / "controls.json")
+    if scores and controls:
+        parts += ["Exact match, % (median [min–max] over replicates; gap = right − max(blank, wrong, none)) from "
+                  "`metrics/shapes/scores.json` and `metrics/shapes/controls.json`:", "",
+                  *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
+        reps = read_json_if_present(metrics / "replicates.json")
+        parts += [*paired_table(reps or {}), *reading(scores, controls, reps)]
+    parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
+    wrong = read_json_if_present(metrics / "wrong_answers.json") or {}
+    parts += wrong_answers_table(wrong)
+    if wrong and data:
+        parts += ["Beside it, the training colors by kind (a kind's two largest are its \"common\" colors):", "",
+                  *color_kind_table(data["train_color_kind"]), ""]
+    parts += probes_table(read_json_if_present(metrics / "probes.json") or {})
+    text = read_json_if_present(metrics / "text.json") or {}
+    parts += text_table(text)
+    parts += image_cost_table(text.get("image_cost"), read_json_if_present(bench / "cpu-2core.json"))
+    parts += capacity_table(read_json_if_present(metrics / "capacity.json") or {})
+    parts += receipts_table(read_json_if_present(metrics / "receipts.json") or {})
+    sweep: list[str] = []
+    if (converge := read_json_if_present(bench / "converge.json")) is not None:
+        sweep += [*converge_table(converge, params), ""]
+    if (frontier := read_json_if_present(bench / "converge-heldout.json")) is not None:
+        sweep += heldout_curve_table(frontier)
+    return parts, sweep
+
+
+def experiment_results(folder: Path) -> list[str]:
+    """An on-demand experiment kept by `python -m frozenbridge.tools.snapshot`: its recipes, paired replicates, perplexity."""
+    exp = read_json_if_present(folder / "experiment.json")
+    if exp is None:
+        return []
+    metrics = folder / "metrics" / "shapes"
+    parts = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; "
+             f"its metrics kept in `results/{folder.name}/` by `python -m frozenbridge.tools.snapshot`). Exact match, %:", ""]
+    if (scores := read_json_if_present(metrics / "scores.json")) is not None:
+        parts += [*recipe_table(scores), ""]
+    parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
+    if text := read_json_if_present(metrics / "text.json"):
+        parts += [*perplexity_table(text), ""]
+    return parts
+
+
+BENCH_FILES = ("converge.json", "converge-heldout.json")  # bench/ files these tables read
+
+# The reference study (SigLIP-B/16 + Qwen2.5-0.5B, three seeds, 400 caption + 400 question steps, 120 pictures a caption
+# test, 100 questions a task; the five-seed follow-up for the paired comparison), beside metrics/headline.json's keys
+HEADLINE_REFERENCE = {
+    "caption_exact_seen": "75.8% (91 of 120)", "caption_exact_heldout": "52.5% (63 of 120)",
+    "caption_qa_binding_gap_seen": "69", "caption_qa_leftmost_gap_seen": "70",
+    "caption_qa_binding_heldout": "76 (seeds 40, 76, 81)", "qa_binding_heldout": "40 (seeds 22, 40, 77)",
+    "caption_qa_ahead_heldout_binding": "5 of 5 (five-seed follow-up)",
+}

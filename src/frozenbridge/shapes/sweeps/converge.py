@@ -1,0 +1,273 @@
+"""How fast stage 1 learns to caption: steps and seconds to 50% and 70% exact captions, per setting and seed.
+
+    python -m frozenbridge.shapes.sweeps.converge             # every setting in SETTINGS, seeds 0 1 2 (hours on a CPU)
+    python -m frozenbridge.shapes.sweeps.converge --only columns "columns, lr 2e-3" --seeds 0 1 2 3 4
+    python -m frozenbridge.shapes.sweeps.converge --setting mine train.lr=3e-3 connector.order=columns
+    python -m frozenbridge.shapes.sweeps.converge --time-steps 8  # then time each setting's step, alone on the machine
+
+A setting is a set of overrides of params.yaml keys under `shapes:` (dotted keys: train.lr, connector.merge). For every seed (a run's replicate index, so seed r is
+the pipeline's replicate r: its initial connector and caption order) stage 1 is trained from scratch on the cached
+training features, and every `--every` steps the captions of the first `--items` seen-pair test pictures are
+written greedily and scored by exact match. A run stops at `--steps` or once it reaches the highest threshold. A
+decaying schedule runs over the setting's `shapes.train.stage1_steps`, as in the pipeline, and stays at its floor after.
+The table gives, per setting, the median and the worst seed: what a default must be judged on is the worst.
+Seconds are steps times the setting's step time measured by `--time-steps` with nothing else running (the sweep
+may run as several single-threaded workers, `--threads 1` with `--only` splitting the settings, whose own step
+times are not the machine's).
+Results go to bench/converge.json (kept between calls: finished runs are not redone unless --fresh);
+`python -m frozenbridge.tools.report` puts the table in the results page. Needs `dvc repro shapes_encode` first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import fcntl
+import json
+import logging
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.step import training_step
+from frozenbridge.core.atomic import write_text
+from frozenbridge.core.config import read_yaml
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.measure import timed
+from frozenbridge.core.stage import run_cli
+from frozenbridge.shapes.evaluation.scoring import exact_match, run_generation
+from frozenbridge.shapes.params import Params, load_params
+from frozenbridge.shapes.paths import DATA
+from frozenbridge.shapes.training.recipes import STAGE1_PHASE
+from frozenbridge.shapes.training.run import new_connector, run_seeds, train_phase
+from frozenbridge.shapes.training.split_data import caption_batches, load_split
+from frozenbridge.shapes.training.start import setup
+
+log = logging.getLogger("frozenbridge.converge")
+THRESHOLDS = (50, 70)
+
+# Every setting names all the knobs tried, so a row means the same whatever params.yaml holds today.
+BEFORE = {"train.lr": 1e-3, "train.stage1_schedule": "constant", "train.stage1_warmup": 0.0, "train.batch_size": 16,
+          "connector.merge": 2, "connector.order": "rows", "connector.norm": False, "connector.positions": False,
+          "connector.init_scale": 1.0}
+COLUMNS = {**BEFORE, "connector.order": "columns"}
+MODE_KEYS = ("steps", "heldout", "stop")  # how a setting's runs were made: runs made otherwise are redone
+SETTINGS: dict[str, dict] = {
+    "before (rows, lr 1e-3)": BEFORE,
+    "rows + learned positions": {**BEFORE, "connector.positions": True},
+    "columns": COLUMNS,
+    "columns + learned positions": {**COLUMNS, "connector.positions": True},
+    "columns, lr 2e-3": {**COLUMNS, "train.lr": 2e-3},
+    "columns, lr 2e-3, warmup 5% + cosine": {**COLUMNS, "train.lr": 2e-3, "train.stage1_schedule": "cosine",
+                                             "train.stage1_warmup": 0.05},
+    "columns, last layer x0.1 at init": {**COLUMNS, "connector.init_scale": 0.1},
+    "columns, LayerNorm on features": {**COLUMNS, "connector.norm": True},
+    "columns, batch 8": {**COLUMNS, "train.batch_size": 8},
+    "columns, 16 tokens (merge 4)": {**COLUMNS, "connector.merge": 4},
+}
+
+
+def apply_overrides(raw: dict, overrides: dict) -> Params:
+    """params.yaml's mapping with dotted-key overrides of keys under `shapes:` (train.lr, connector.merge, ...),
+    validated like params.yaml itself."""
+    raw = copy.deepcopy(raw)
+    for key, value in overrides.items():
+        node = raw.setdefault("shapes", {})
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return Params.parse(raw)
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise FrozenbridgeError(f"--setting: {text!r} is not key=value (e.g. train.lr=2e-3)")
+    key, value = text.split("=", 1)
+    return key, read_yaml(value)
+
+
+def caption_accuracy(vlm: VLM, test, items: int, cfg) -> float:
+    rows = [test.caption_item(i) for i in range(min(items, len(test.captions)))]
+    preds = run_generation(vlm, rows, test.feats, cfg, cfg.caption_tokens, "captions")
+    return 100.0 * sum(exact_match(p, r.target) for p, r in zip(preds, rows)) / len(rows)
+
+
+def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int, every: int, items: int,
+            heldout=None, stop: bool = True) -> dict:
+    """Stage 1 from scratch for one seed; exact captions every `every` steps (also of held-out-pair pictures when
+    `heldout` is given); stops at the highest threshold when `stop`."""
+    seeds = run_seeds(params.seed, seed)
+    connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
+    vlm = VLM(lm, connector, device, bf16)
+    optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
+    batches = caption_batches(data, seeds["captions"], params.shapes.train.batch_size)
+    curve: list[tuple[int, float]] = []
+    heldout_curve: list[tuple[int, float]] = []
+    history: list = []
+    clock = {"train": 0.0, "start": time.perf_counter()}
+
+    def after_step(step: int) -> bool:
+        if step % every and step != steps:
+            return False
+        clock["train"] += time.perf_counter() - clock["start"]
+        connector.eval()
+        exact = caption_accuracy(vlm, test, items, params.shapes.evaluate)
+        curve.append((step, round(exact, 2)))
+        if heldout is not None:
+            heldout_curve.append((step, round(caption_accuracy(vlm, heldout, items, params.shapes.evaluate), 2)))
+        connector.train()
+        log.info("seed %d step %d: loss %.3f, exact captions %.1f%%%s", seed, step, history[-1][2], exact,
+                 f" (held-out pairs {heldout_curve[-1][1]:.1f}%)" if heldout is not None else "")
+        clock["start"] = time.perf_counter()
+        return stop and exact >= max(THRESHOLDS)
+
+    train_phase(vlm, data, STAGE1_PHASE, steps, batches, optimizer, history, f"seed {seed}", after_step=after_step,
+                schedule=STAGE1_PHASE.schedule(params.shapes.train), schedule_steps=params.shapes.train.stage1_steps)
+    done = len(history)
+    return {"seed": seed, "curve": curve, **({"heldout_curve": heldout_curve} if heldout is not None else {}),
+            "steps_run": done, "step_seconds": round(clock["train"] / done, 4),
+            "final_loss": round(history[-1][2], 4),
+            **{f"steps_to_{t}": next((s for s, e in curve if e >= t), None) for t in THRESHOLDS}}
+
+
+def time_step(params: Params, data, lm, device, bf16, steps: int) -> float:
+    """Median seconds of a stage-1 step under `params`, measured alone (the sweep itself may run several workers
+    at once, so its own timings are not the machine's)."""
+    seeds = run_seeds(params.seed, 0)
+    connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
+    vlm = VLM(lm, connector, device, bf16)
+    optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
+    batches = caption_batches(data, seeds["captions"], params.shapes.train.batch_size)
+
+    return round(timed(lambda: training_step(vlm, next(batches), data.feats, optimizer), steps), 4)
+
+
+def summarize(runs: list[dict], steps: int) -> dict:
+    """Median and worst over seeds; a seed that never reached a threshold counts as beyond `steps` (None)."""
+    out = {"seeds": len(runs), "step_seconds": round(statistics.median(r["step_seconds"] for r in runs), 4),
+           "best_exact": [max((e for _, e in r["curve"]), default=0.0) for r in runs]}
+    for t in THRESHOLDS:
+        reached = [r[f"steps_to_{t}"] for r in runs]
+        ranked = sorted(reached, key=lambda s: float("inf") if s is None else s)
+        out[f"median_{t}"] = ranked[(len(ranked) - 1) // 2] if len(ranked) % 2 else _median_or_none(ranked)
+        out[f"worst_{t}"] = ranked[-1]
+    return out
+
+
+def _median_or_none(ranked: list) -> float | None:
+    a, b = ranked[len(ranked) // 2 - 1], ranked[len(ranked) // 2]
+    return None if a is None or b is None else (a + b) / 2
+
+
+def format_table(results: dict) -> str:
+    """Steps, then seconds (steps x s/step), to each threshold: median / worst seed; — = not within the steps."""
+    lines = [f"{'setting':<40} {'s/step':>7} " + " ".join(f"{'median/worst to ' + str(t) + '%: steps (s)':>30}"
+                                                         for t in THRESHOLDS) + "  best exact per seed", "-" * 136]
+    for name, entry in results.items():
+        s = {**entry["summary"], "step_seconds": entry.get("step_seconds", entry["summary"]["step_seconds"])}
+        cells = []
+        for t in THRESHOLDS:
+            med, worst = s[f"median_{t}"], s[f"worst_{t}"]
+            fmt = lambda v: "—" if v is None else f"{v:g}"  # noqa: E731
+            sec = lambda v: "—" if v is None else f"{v * s['step_seconds']:.0f}"  # noqa: E731
+            cells.append(f"{fmt(med) + ' / ' + fmt(worst) + ' (' + sec(med) + ' / ' + sec(worst) + ')':>30}")
+        lines.append(f"{name:<40} {s['step_seconds']:>7.2f} " + " ".join(cells) + "  " +
+                     ", ".join(f"{e:g}" for e in s["best_exact"]))
+    return "\n".join(lines)
+
+
+def save(path: Path, name: str, entry: dict, header: dict) -> None:
+    """Merge one setting's entry into the JSON file (several workers may share it: `--only` splits the list)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(Path(tempfile.gettempdir()) / "frozenbridge-converge.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        saved = json.loads(path.read_text()) if path.is_file() else {"results": {}}
+        saved.update(header)
+        theirs = saved["results"].get(name)
+        if theirs is not None and all(theirs.get(k) == entry.get(k) for k in ("overrides", *MODE_KEYS)):
+            mine = {r["seed"] for r in entry["runs"]}  # another worker's seeds of the same setting stay
+            entry["runs"] = sorted(entry["runs"] + [r for r in theirs["runs"] if r["seed"] not in mine],
+                                   key=lambda r: r["seed"])
+            entry["summary"] = summarize(entry["runs"], entry["steps"])
+        saved["results"][name] = entry
+        known = [k for k in SETTINGS if k in saved["results"]]  # the table follows SETTINGS, extras after
+        saved["results"] = {k: saved["results"][k] for k in known + [k for k in saved["results"] if k not in known]}
+        write_text(path, json.dumps(saved, indent=2) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--data", default=str(DATA), help=f"the study's pictures/ and features/ (default {DATA})")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--steps", type=int, default=400, help="most stage-1 steps a run gets")
+    ap.add_argument("--every", type=int, default=25, help="steps between caption evaluations")
+    ap.add_argument("--items", type=int, default=60, help="seen-pair test pictures captioned at each evaluation")
+    ap.add_argument("--only", nargs="+", default=None, help="run only these settings of SETTINGS")
+    ap.add_argument("--setting", nargs="+", action="append", default=[], metavar=("NAME", "KEY=VALUE"),
+                    help="an extra setting: a name, then overrides of keys under shapes: (train.lr=2e-3; repeatable)")
+    ap.add_argument("--json", type=Path, default=Path("bench/converge.json"))
+    ap.add_argument("--fresh", action="store_true", help="redo runs already in --json")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    ap.add_argument("--heldout", action="store_true",
+                    help="also caption the first --items held-out-pair test pictures at every evaluation")
+    ap.add_argument("--no-stop", action="store_true", help="train every seed for --steps, past the thresholds")
+    ap.add_argument("--time-steps", type=int, default=0, metavar="N",
+                    help="only time each setting's step (median of N, this process alone) and record it; run it "
+                         "with nothing else on the machine: the table's seconds come from it")
+    args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    raw = read_yaml(Path(args.params).read_text())
+    load_params(args.params)
+    settings = {k: v for k, v in SETTINGS.items() if args.only is None or k in args.only}
+    for name, *pairs in args.setting:
+        settings[name] = dict(parse_override(p) for p in pairs)
+    if not settings:
+        raise FrozenbridgeError(f"--only {args.only}: no such setting; known: {list(SETTINGS)}")
+    checked = {name: apply_overrides(raw, o) for name, o in settings.items()}  # every setting valid before work
+    base = next(iter(checked.values()))
+    pictures, features = Path(args.data) / "pictures", Path(args.data) / "features"
+    data = load_split("train", pictures, features, base.vision)
+    test = load_split("test_seen", pictures, features, base.vision)
+    heldout = load_split("test_heldout", pictures, features, base.vision) if args.heldout else None
+    device, bf16, lm = setup(base)
+    saved = json.loads(args.json.read_text()) if args.json.is_file() and not args.fresh else {"results": {}}
+    results = saved["results"]
+    if args.time_steps:
+        for name, params in checked.items():
+            if name not in results:
+                raise FrozenbridgeError(f"{args.json}: no runs of setting {name!r} to time; run it first")
+            results[name]["step_seconds"] = time_step(params, data, lm, device, bf16, args.time_steps)
+            log.info("%s: %.3f s a step", name, results[name]["step_seconds"])
+            save(args.json, name, results[name], {})
+        print(format_table({k: results[k] for k in checked}))
+        return
+    for name, params in checked.items():
+        entry = results.get(name)
+        mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop)))
+        if entry is None or entry["overrides"] != settings[name] or any(entry.get(k, v) != v for k, v in mode.items()):
+            entry = {"overrides": settings[name], **mode, "runs": []}
+        for seed in args.seeds:
+            if any(r["seed"] == seed for r in entry["runs"]):
+                continue
+            log.info("setting %r, seed %d", name, seed)
+            torch.manual_seed(0)
+            np.random.seed(0)
+            entry["runs"].append(run_one(params, seed, data, test, lm, device, bf16, args.steps, args.every,
+                                         args.items, heldout, stop=not args.no_stop))
+            entry["runs"].sort(key=lambda r: r["seed"])
+            entry["summary"] = summarize(entry["runs"], args.steps)
+            results[name] = entry
+            save(args.json, name, entry, {"items": args.items, "every": args.every})
+    print(format_table({k: results[k] for k in checked}))
+
+
+if __name__ == "__main__":
+    run_cli(main)

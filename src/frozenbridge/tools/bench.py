@@ -1,0 +1,262 @@
+"""Where the time goes: side-by-side measurements on this machine, printed as a table of ratios.
+
+    python -m frozenbridge.tools.bench            # full run with the embedded backbones
+    python -m frozenbridge.tools.bench --quick    # the same table with smaller batches and fewer repeats
+
+Rows: cached vs recompute generation (20 new tokens, batch 32); target-only vs full-vocabulary logits; bf16
+vs fp32 training step, and bf16 weights cast once vs autocast alone; the step's matmul throughput (FLOPs counted
+from the shapes) as a fraction of this machine's own matmul throughput; every decoder layer compiled by inductor
+vs eager (full mode only: compiling takes a while); a step from cached features vs encoding the pictures inside the
+step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens
+grow (1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import time
+from dataclasses import dataclass
+
+import torch
+from PIL import Image
+
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.greedy import greedy_recompute
+from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.sequence import IGNORE, Item
+from frozenbridge.core.backbones import load_language, load_vision
+from frozenbridge.core.device import pick_device
+from frozenbridge.core.measure import PeakMemory, machine, matmul_peak, mem_label, step_flops, timed
+from frozenbridge.core.precision import autocast, compile_layers, prepare_frozen, use_bf16
+from frozenbridge.shapes.data.draw import render
+from frozenbridge.shapes.data.scene import Shape
+
+CAPTION = "an orange circle, a yellow circle and a purple triangle"
+
+
+@dataclass
+class Sizes:
+    batch: int
+    gen_batch: int
+    new_tokens: int
+    reps: int
+    batches: tuple[int, ...]
+    siglip_layers: int
+    peak_size: int  # side of the middle square matmul of the peak measurement
+
+
+FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12, peak_size=2048)
+QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2, peak_size=512)
+
+
+def pictures(n: int) -> list[Image.Image]:
+    return [render([Shape("red", "circle", 40.0 + i % 5 * 30, 60.0, 40.0), Shape("blue", "square", 170.0, 150.0, 45.0)],
+                   224) for i in range(n)]
+
+
+def caption_items(n: int) -> list[Item]:
+    return [Item(i, "Caption:", CAPTION) for i in range(n)]
+
+
+def loss_full_logits(vlm: VLM, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
+    """The usual way: vocabulary logits at every position, then the loss on the labelled ones (the baseline)."""
+    batch, embeds, mask = vlm.inputs(items, feats, with_target=True, left_pad=False)
+    with autocast(vlm.device, vlm.bf16):
+        logits = vlm.lm.model(inputs_embeds=embeds, attention_mask=mask).logits
+    labels = batch.labels.to(vlm.device)
+    return torch.nn.functional.cross_entropy(logits[:, :-1].float().flatten(0, 1), labels[:, 1:].flatten(),
+                                             ignore_index=IGNORE)
+
+
+def train_step(vlm: VLM, feats: torch.Tensor, items: list[Item], full_logits: bool = False):
+    def step():
+        vlm.connector.zero_grad(set_to_none=True)
+        loss = loss_full_logits(vlm, items, feats) if full_logits else vlm.loss(items, feats)
+        loss.backward()
+    return step
+
+
+def run(args) -> list[dict]:
+    sizes = QUICK if args.quick else FULL
+    device = pick_device(args.device)
+    torch.manual_seed(0)
+    lm32 = load_language(args.language)
+    prepare_frozen(lm32.model, device, bf16=False)
+    bf16 = use_bf16("auto", device)
+    lm = frozen_copy(lm32, device, bf16)  # what training uses here: bf16 where the hardware has it
+    encoder = load_vision(args.vision, "patches", 10).to(device)
+    shape = encoder.output_shape
+    rows: list[dict] = []
+
+    def row(name, a_label, a, b_label, b, ratio=True):
+        """A side-by-side pair; `ratio` is b / a (how many times slower b is), None for a sweep point."""
+        rows.append({"measure": name, "a": a_label, "a_value": a, "b": b_label, "b_value": b,
+                     "ratio": (b / a if a else float("nan")) if ratio else None})
+
+    pics = pictures(max(sizes.gen_batch, sizes.batch, max(sizes.batches)))
+    feats = encoder.encode(pics)
+    connector = Connector(shape, lm.width, merge=2).to(device)
+    vlm = VLM(lm, connector, device, bf16)
+
+    # 1. generation: one prefill + cached steps vs re-running the sequence for every token
+    n = sizes.new_tokens
+    cached, recompute = generation(vlm, feats, sizes.gen_batch, n)
+    row(f"generation, {n} new tokens, batch {sizes.gen_batch}", "KV cache", timed(cached, sizes.reps),
+        "recompute", timed(recompute, sizes.reps))
+
+    # 2. logits only at target positions vs the whole vocabulary at every position
+    batch_items = caption_items(sizes.batch)
+    row(f"train step, batch {sizes.batch}: logits",
+        "targets only", timed(train_step(vlm, feats, batch_items), sizes.reps),
+        "every position", timed(train_step(vlm, feats, batch_items, full_logits=True), sizes.reps))
+
+    # 3. bf16 vs fp32 for the frozen model; and what casting the frozen weights once adds to autocast alone
+    bf = VLM(lm if bf16 else frozen_copy(lm32, device, True), connector, device, bf16=True)
+    fp32 = VLM(lm32, connector, device, bf16=False)
+    autocast_only = VLM(lm32, connector, device, bf16=True)
+    bf_seconds = timed(train_step(bf, feats, batch_items), sizes.reps)
+    row(f"train step, batch {sizes.batch}: precision", "bf16", bf_seconds,
+        "fp32", timed(train_step(fp32, feats, batch_items), sizes.reps))
+    row(f"train step, batch {sizes.batch}: bf16 weights", "cast once", bf_seconds,
+        "autocast only", timed(train_step(autocast_only, feats, batch_items), sizes.reps))
+
+    # 3b. how close the step comes to this machine's own matmul throughput (FLOPs counted from the shapes)
+    seconds = timed(train_step(vlm, feats, batch_items), sizes.reps)
+    flops = step_flops(train_step(vlm, feats, batch_items))
+    peak = matmul_peak(device, torch.bfloat16 if bf16 else torch.float32, sizes.peak_size, sizes.reps)
+
+    def throughput(label: str, step_seconds: float) -> None:
+        """The step's matmul FLOPs over its time, as a fraction of the machine's own matmul throughput."""
+        rows.append({"measure": f"train step, batch {sizes.batch}, {label}: matmul throughput, GFLOP/s",
+                     "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
+                     "b": f"step ({flops / 1e9:.0f} GFLOP in {step_seconds:.3g} s)",
+                     "b_value": flops / step_seconds / 1e9, "ratio": flops / step_seconds / peak, "fraction": True})
+    throughput("49 image tokens", seconds)
+
+    # 3c. an attempt at the rest of the step (norms, activations, casts): each decoder layer compiled by inductor
+    if not args.quick:
+        fused = VLM(frozen_copy(lm32, device, bf16), connector, device, bf16)
+        layers = compile_layers(fused.lm.model)
+        step = train_step(fused, feats, batch_items)
+        start = time.perf_counter()
+        step()  # compiles
+        first = time.perf_counter() - start
+        compiled_seconds = timed(step, sizes.reps)
+        row(f"train step, batch {sizes.batch}: torch.compile each decoder layer", "compiled", compiled_seconds,
+            "eager", seconds)
+        throughput("compiled layers", compiled_seconds)
+        row(f"torch.compile each decoder layer ({layers}): first step", "s (compiling)", first,
+            "s it saves a step (pays back after first / saved steps)", seconds - compiled_seconds, ratio=False)
+
+    # 4. cached features vs encoding the pictures inside every step
+    for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):
+        conn = Connector(enc.output_shape, lm.width, merge=2).to(device)
+        model = VLM(lm, conn, device, bf16)
+        cached_feats = enc.encode(pics[: sizes.batch])
+        step = train_step(model, cached_feats, batch_items)
+
+        def encode_then_step(enc=enc, step=step):
+            enc.encode(pics[: sizes.batch])
+            step()
+        row(f"train step, batch {sizes.batch}: {label}", "cached features", timed(step, sizes.reps),
+            "encode in the step", timed(encode_then_step, sizes.reps))
+
+    # 5. image tokens and batch size: step time and peak memory
+    for tokens, fshape in ((1, [shape[-1]]), (16, [4, 4, 64]), (49, [7, 7, 64]), (196, [14, 14, 64])):
+        conn = Connector(fshape, lm.width, merge=1).to(device)
+        model = VLM(lm, conn, device, bf16)
+        f = torch.randn(sizes.batch, 1 if len(fshape) == 1 else fshape[0] * fshape[1], fshape[-1])
+        step = train_step(model, f, batch_items)
+        seconds = timed(step, sizes.reps)
+        with PeakMemory(device, lm.model) as mem:
+            step()
+        row(f"{tokens} image tokens, batch {sizes.batch}", "step s", seconds, mem_label(device), mem.mb, ratio=False)
+    for b in sizes.batches:
+        step = train_step(vlm, feats, caption_items(b))
+        seconds = timed(step, sizes.reps)
+        with PeakMemory(device, lm.model) as mem:
+            step()
+        row(f"batch {b}, 49 image tokens", "step s", seconds, mem_label(device), mem.mb, ratio=False)
+
+    # 6. encode throughput of the embedded encoder
+    batch = pics[: sizes.gen_batch]
+    seconds = timed(lambda: encoder.encode(batch), sizes.reps)
+    row(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
+        ratio=False)
+    return rows
+
+
+def frozen_copy(lm, device: torch.device, bf16: bool):
+    """A second copy of the frozen language model, prepared for `bf16` (the original is left as it is)."""
+    twin = copy.copy(lm)
+    twin.model = prepare_frozen(copy.deepcopy(lm.model), device, bf16)
+    return twin
+
+
+def generation(vlm: VLM, feats: torch.Tensor, batch: int, new_tokens: int):
+    """Two ways to write exactly `new_tokens` greedy tokens for `batch` captions: with the KV cache, and by
+    re-running the whole sequence for every token (the baseline)."""
+    items = [Item(i, "Caption:", "") for i in range(batch)]
+    _, embeds, mask = vlm.inputs(items, feats, with_target=False, left_pad=True)
+
+    def cached():
+        with torch.no_grad(), autocast(vlm.device, vlm.bf16):
+            vlm.lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=new_tokens,
+                                  min_new_tokens=new_tokens, do_sample=False, pad_token_id=vlm.tokens.pad,
+                                  use_cache=True)
+
+    def recompute():
+        with autocast(vlm.device, vlm.bf16):
+            greedy_recompute(vlm.lm.model, embeds, mask, new_tokens, eos=-1, pad=vlm.tokens.pad)
+    return cached, recompute
+
+
+def siglip_b16(layers: int):
+    """A SigLIP-B/16-sized vision tower with random weights, through the same encoder interface."""
+    from transformers import SiglipImageProcessor, SiglipVisionConfig, SiglipVisionModel
+
+    from frozenbridge.core.backbones.vision import HFVision
+
+    enc = HFVision.__new__(HFVision)
+    torch.manual_seed(0)
+    enc.model = SiglipVisionModel(SiglipVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=layers,
+                                                     num_attention_heads=12, image_size=224, patch_size=16)).eval()
+    enc.model.requires_grad_(False)
+    enc.is_clip, enc.features, enc.layer, enc.image_size, enc.patch, enc.key = False, "patches", None, 224, (16, 16), "vision"
+    enc.name, enc.revision = f"random SigLIP-B/16 ({layers} layers)", "random"
+    enc.processor = SiglipImageProcessor(size={"height": 224, "width": 224})
+    enc.probe_shape()
+    return enc
+
+
+def format_table(rows: list[dict]) -> str:
+    lines = [f"{'measure':<48} {'a':>26} {'b':>26} {'b / a':>8}", "-" * 111]
+    for r in rows:
+        a = f"{r['a']} {r['a_value']:.4g}"
+        b = f"{r['b']} {r['b_value']:.4g}"
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}x"
+        lines.append(f"{r['measure']:<48} {a:>26} {b:>26} {ratio:>8}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small sizes, one repeat: the full table in under a minute")
+    ap.add_argument("--device", default=None, help="cpu or cuda (default: $FROZENBRIDGE_DEVICE, else CUDA if present)")
+    ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
+    ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
+    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    args = ap.parse_args()
+    rows = run(args)
+    info = machine(pick_device(args.device), args.quick)
+    print(f"{info['device']}, torch {info['torch']}, {info['mode']} mode")
+    print(format_table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "rows": rows}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

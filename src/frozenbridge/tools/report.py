@@ -1,0 +1,173 @@
+"""The generated pages: docs/results.md (every study's tables, readings, timings and benchmarks, from metrics/,
+results/ and bench/) and the README's headline table (a few numbers per study beside the reference's), so every
+number a reader sees is computed.
+
+    python -m frozenbridge.tools.report           # rewrite docs/results.md and the README's headline block
+    python -m frozenbridge.tools.report --check   # exit 1 when either is out of date with metrics/ (the tests do)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from frozenbridge.core.config import read_yaml
+from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.digits.report import tables as digits
+from frozenbridge.onetoken.report import tables as onetoken
+from frozenbridge.retrieval.report import tables as retrieval
+from frozenbridge.shapes.report import tables as shapes
+from frozenbridge.tools.headline import Row, headline_rows
+
+START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<!-- headline:end -->"
+RESULTS = Path("docs/results.md")
+OTHER_STUDIES = ("digits", "retrieval", "onetoken")  # timed apart from the shapes study
+STUDY_LABELS = {"onetoken": "one-token"}
+REFERENCES = {"shapes": shapes.HEADLINE_REFERENCE, "digits": digits.HEADLINE_REFERENCE,
+              "retrieval": retrieval.HEADLINE_REFERENCE, "onetoken": onetoken.HEADLINE_REFERENCE}
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+
+
+def _step_times(saved: dict) -> str:
+    before, after = saved["benchmark_step_seconds"], saved.get("benchmark_step_after_seconds")
+    if after is None:
+        return f"{before:.2f} s"
+    return f"{before:.2f} s before the run and {after:.2f} s after it"
+
+
+def _other_studies(categories: dict, total: float) -> str:
+    others = {name: categories[f"{name} study"] for name in OTHER_STUDIES if f"{name} study" in categories}
+    if not others:
+        return ""
+    listed = ", ".join(f"the {STUDY_LABELS.get(name, name)} study {_minutes(seconds)}" for name, seconds in others.items())
+    return f"; {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
+
+
+def repro_time(saved: dict) -> list[str]:
+    """`python -m frozenbridge.tools.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
+    m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
+    steps = saved["training_steps_seconds"]
+    rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
+    return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` of every stage took "
+            f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine (torch {m['torch']}) whose benchmark "
+            f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
+            f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
+            f"{_minutes(c.get('training', 0.0))}, of which {_minutes(steps)} inside training steps; evaluation "
+            f"{_minutes(c.get('evaluation', 0.0))}; summaries and figures {_minutes(c.get('summaries and figures', 0.0))}"
+            f"{_other_studies(c, total)}. Evaluation and the "
+            f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
+            "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.tools.repro_timing` "
+            "prints it first).", ""]
+
+
+def bench_table(saved: dict) -> list[str]:
+    m = saved["machine"]
+    rows = [f"Benchmark (`python -m frozenbridge.tools.bench`, {m['mode']} mode, {m['device']}, torch {m['torch']}, "
+            f"{m['date']}):", "", "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
+    for r in saved["rows"]:
+        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}×"
+        rows.append(f"| {r['measure']} | {r['a']} {r['a_value']:.4g} | {r['b']} {r['b_value']:.4g} | {ratio} |")
+    return rows
+
+
+def gpu_table(saved: dict) -> list[str]:
+    """The rows of `python -m frozenbridge.tools.bench_gpu` (one value each)."""
+    m = saved["machine"]
+    rows = [f"GPU figures (`python -m frozenbridge.tools.bench_gpu`, {m['device']}, {m['models']}, torch {m['torch']}, "
+            f"{m['date']}):", "", "| measure | value |", "|---|---:|"]
+    rows += [f"| {r['measure']} | {r['value']:.4g} {r['unit']} |" for r in saved["rows"]]
+    return rows
+
+
+def _value(r: Row) -> str:
+    def fmt(v: float) -> str:
+        return f"{v:.3f}" if r.unit == "of 1" else f"{v:g}"
+    if r.unit.startswith("of ") and r.unit != "of 1":
+        return f"{r.median:g} {r.unit}"
+    suffix = "%" if r.unit == "%" else ""
+    cell = f"{fmt(r.median)}{suffix}"
+    return cell if r.low == r.high else f"{cell} [{fmt(r.low)}–{fmt(r.high)}]"
+
+
+def headline_table(root: Path) -> list[str]:
+    """The README's headline: every row of metrics/headline.json, median [min–max] over the replicates params.yaml
+    names, beside the reference's number for the same measure."""
+    rows = headline_rows(root / "metrics")
+    if not rows:
+        return ["No metrics yet: run `dvc repro`."]
+    params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
+    n = len(params.get("replicates", []) or [])
+    out = [f"Medians over {n} replicates [lowest–highest], from `metrics/headline.json` (all of them in "
+           f"[docs/results.md](docs/results.md)); the reference's backbones and sizes differ (each study's page says "
+           "how):", "", "| study | measure | here | reference |", "|---|---|---:|---|"]
+    for r in rows:
+        ref = REFERENCES.get(r.study, {}).get(r.key, "—")
+        out.append(f"| {STUDY_LABELS.get(r.study, r.study)} | {r.label} | {_value(r)} | {ref} |")
+    return out
+
+
+def render_results(root: Path) -> str:
+    """docs/results.md, whole: each study's tables, on-demand experiments, timing, the sweep and benchmarks."""
+    metrics, bench = root / "metrics", root / "bench"
+    params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else None
+    results, sweep = shapes.shapes_results(metrics, bench, params)
+    parts = ["# Results", "",
+             "Generated by `python -m frozenbridge.tools.report` from `metrics/`, `results/` and `bench/`; a test "
+             "fails when this page and the metrics disagree. Each study's page says how its numbers are made.", "",
+             "## The shapes study", "", *results]
+    for folder in sorted((root / "results").glob("*/")):
+        parts += shapes.experiment_results(folder)
+    if (repro := read_json_if_present(bench / "repro.json")) is not None:
+        parts += ["## Time", "", *repro_time(repro)]
+    if sweep:
+        parts += ["## Stage-1 convergence", "", *sweep]
+    for title, study in (("The digits study", digits.digits_results(metrics)),
+                         ("The retrieval study", retrieval.retrieval_results(metrics)),
+                         ("The one-token study", onetoken.onetoken_results(metrics))):
+        if study:
+            parts += [f"## {title}", "", *study]
+    benches = [p for p in sorted(bench.glob("*.json")) if p.name != "repro.json" and p.name not in shapes.BENCH_FILES]
+    if benches:
+        parts += ["## Benchmarks", ""]
+    for path in benches:
+        saved = json.loads(path.read_text())
+        parts += [*(gpu_table(saved) if "models" in saved["machine"] else bench_table(saved)), ""]
+    text = "\n".join(parts).rstrip() + "\n"
+    return text.replace("](plots/", "](../plots/")  # the page lives in docs/; the figures at the root's plots/
+
+
+def update_readme(readme: Path, root: Path) -> str:
+    text = readme.read_text()
+    if START not in text or END not in text:
+        raise SystemExit(f"{readme}: no headline markers ({START} ... {END})")
+    head, rest = text.split(START, 1)
+    tail = rest.split(END, 1)[1]
+    return head + "\n".join([START, *headline_table(root), END]) + tail
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", type=Path, default=Path("."), help="the project root (metrics/, bench/, README.md)")
+    ap.add_argument("--check", action="store_true", help="exit 1 if docs/results.md or the README's headline differ")
+    args = ap.parse_args()
+    readme, results = args.root / "README.md", args.root / RESULTS
+    pages = {readme: update_readme(readme, args.root), results: render_results(args.root)}
+    if args.check:
+        stale = [str(p) for p, text in pages.items() if not p.is_file() or p.read_text() != text]
+        if stale:
+            print(f"{', '.join(stale)} out of date with metrics/; run python -m frozenbridge.tools.report",
+                  file=sys.stderr)
+            sys.exit(1)
+        return
+    results.parent.mkdir(parents=True, exist_ok=True)
+    for path, text in pages.items():
+        path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Time a whole `dvc repro` stage by stage, beside this machine's benchmark step, so wall times quoted in the results
+page are measured and say which machine they came from.
+
+    python -m frozenbridge.tools.repro_timing            # run `dvc repro` here (run it in a clean clone for a full run)
+    python -m frozenbridge.tools.repro_timing --force    # `dvc repro --force`: every stage, whatever is cached
+    python -m frozenbridge.tools.repro_timing --step-after  # only measure the step again, into a run timed before
+
+The benchmark step (embedded backbones, batch 16 captions, 49 image tokens, bf16 where the CPU has it: the step the
+time budget is stated for) is measured before and after; a shared machine's speed drifts, so both are kept and the
+results page quotes both. In between, `dvc repro` runs with its output passed through, and each "Running stage" line is
+timestamped. Training loops log how long their steps took, so a stage's time splits into
+steps and the rest (start-up, loading, writing). Writes bench/repro.json; `python -m frozenbridge.tools.report` puts the
+numbers in docs/results.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+STAGE = re.compile(r"Running stage '([^']+)'")
+STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")
+
+
+def benchmark_step(reps: int = 5) -> float:
+    """Median seconds of a training step, batch 16 captions at 49 image tokens, the embedded language model."""
+    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.model import VLM
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.frozen import frozen_language
+    from frozenbridge.tools.bench import caption_items, timed, train_step
+
+    device = pick_device("auto")
+    lm, bf16 = frozen_language("smollm2-135m", device)
+    torch.manual_seed(0)
+    vlm = VLM(lm, Connector([14, 14, 112], lm.width, merge=2).to(device), device, bf16)
+    feats = torch.randn(16, 196, 112)
+    return timed(train_step(vlm, feats, caption_items(16)), reps)
+
+
+def category(stage: str) -> str:
+    """The kind of a stage, for the time split: the shapes study's data, training, evaluation, summaries and figures;
+    every other study as a whole."""
+    name = stage.split("@")[0]
+    study, _, job = name.partition("_")
+    if study in ("digits", "retrieval", "onetoken"):
+        return f"{study} study"
+    return {"data": "data", "encode": "data", "stage1": "training", "train": "training",
+            "evaluate": "evaluation"}.get(job if study == "shapes" else "", "summaries and figures")
+
+
+def run_repro(args: list[str]) -> tuple[float, dict[str, float], dict[str, float]]:
+    """Run `dvc repro`, echoing its output; returns total seconds, seconds per stage, training-loop seconds per
+    stage (from the stages' own logs)."""
+    proc = subprocess.Popen([sys.executable, "-m", "dvc", "repro", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, bufsize=0)
+    start = time.perf_counter()
+    marks: list[tuple[str, float]] = []
+    steps: dict[str, float] = {}
+    buffer = b""
+    while chunk := proc.stdout.read(4096):
+        sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+        buffer += chunk
+        *lines, buffer = re.split(rb"[\r\n]", buffer)
+        for line in lines:
+            text = line.decode(errors="replace")
+            if m := STAGE.search(text):
+                marks.append((m.group(1), time.perf_counter() - start))
+            elif (m := STEPS.search(text)) and marks:
+                steps[marks[-1][0]] = steps.get(marks[-1][0], 0.0) + float(m.group(3))
+    if proc.wait() != 0:
+        raise SystemExit(f"dvc repro failed (exit {proc.returncode}); no timing written")
+    total = time.perf_counter() - start
+    ends = [t for _, t in marks[1:]] + [total]
+    return total, {name: round(end - t, 1) for (name, t), end in zip(marks, ends)}, steps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--force", action="store_true", help="rerun every stage (dvc repro --force)")
+    ap.add_argument("--json", type=Path, default=Path("bench/repro.json"))
+    ap.add_argument("--step-after", action="store_true",
+                    help="only measure the benchmark step and record it as the after-run step of --json")
+    args = ap.parse_args()
+    if args.step_after:
+        if not args.json.is_file():
+            raise SystemExit(f"error: {args.json}: no timed run to add the step to; run without --step-after first")
+        saved = json.loads(args.json.read_text())
+        saved["benchmark_step_after_seconds"] = round(benchmark_step(), 3)
+        args.json.write_text(json.dumps(saved, indent=2) + "\n")
+        print(f"benchmark step after the run: {saved['benchmark_step_after_seconds']:.3f} s, in {args.json}")
+        return
+    step = benchmark_step()
+    print(f"benchmark step (batch 16, 49 image tokens): {step:.3f} s", flush=True)
+    total, stages, steps = run_repro(["--force"] if args.force else [])
+    after = benchmark_step()
+    by_category: dict[str, float] = {}
+    for name, seconds in stages.items():
+        by_category[category(name)] = by_category.get(category(name), 0.0) + seconds
+    training_steps = sum(steps.values())
+    out = {"machine": {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "torch": torch.__version__,
+                       "device": "cuda" if torch.cuda.is_available() else "cpu", "date": time.strftime("%Y-%m-%d")},
+           "benchmark_step_seconds": round(step, 3), "benchmark_step_after_seconds": round(after, 3),
+           "total_seconds": round(total, 1), "stages": stages,
+           "categories": {k: round(v, 1) for k, v in by_category.items()},
+           "training_steps_seconds": round(training_steps, 1),
+           "stage_count": len(stages)}
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=2) + "\n")
+    rest = (total - training_steps - by_category.get("data", 0.0)
+            - sum(v for k, v in by_category.items() if k.endswith(" study")))
+    print(f"dvc repro: {total / 60:.1f} min; training steps {training_steps / 60:.1f} min; evaluation and start-ups "
+          f"{rest / 60:.1f} min ({rest / total:.0%}); benchmark step {step:.2f} s before, {after:.2f} s after. "
+          f"Written to {args.json}")
+
+
+if __name__ == "__main__":
+    main()
