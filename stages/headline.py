@@ -2,7 +2,8 @@
 
 Writes metrics/headline.json: per study, the median over replicates of each headline measure (exact captions, the
 questions' gaps, captioning first against questions only, the digits adapter against its classifier, retrieval
-recall, the one-token share of the gap). `dvc exp show --only-metrics --keep 'headline'` shows just these.
+recall, the one-token share of the gap). `dvc exp show --drop '.*' --keep 'Experiment|^seed$|^headline\.'`
+shows just these beside each experiment's seed.
 """
 
 from pathlib import Path

@@ -89,17 +89,17 @@ def test_frozen_runs_keep_the_base_models_text_exactly(tiny_models, tmp_path):
     """Perplexity on the passage: every run whose language model stayed frozen gives the base number exactly
     (equality, not closeness); the LoRA run's moves."""
     import torch
+    from test_train import tiny_split
 
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.params import Params, TrainParams
     from frozenbridge.shapes.evaluation.text_check import text_check
-    from frozenbridge.shapes.training.run import train
+    from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
     from frozenbridge.shapes.paths import STAGE1, model_dir
-    from test_train import tiny_split
+    from frozenbridge.shapes.training.run import train
 
     cpu = torch.device("cpu")
     data = tiny_split()
-    p = Params(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, lora_lr=1e-2))
+    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, lora_lr=1e-2)))
     name = str(tiny_models["qwen2"])
     train(p, None, 0, data, load_language(name), cpu, False, model_dir(tmp_path, STAGE1, 0))
     for recipe in ("caption", "qa", "caption_qa_lora"):
@@ -237,7 +237,7 @@ def test_a_missing_run_is_one_clear_line(tmp_path, stage):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    args = [sys.executable, f"stages/{stage}.py", "--runs", str(tmp_path / "runs"), "--data", str(tmp_path / "data")]
+    args = [sys.executable, f"stages/shapes/{stage}.py", "--runs", str(tmp_path / "runs"), "--data", str(tmp_path / "data")]
     proc = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=300)
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -7,15 +7,14 @@ import logging
 
 import pytest
 import torch
+from test_train import tiny_split
 
+from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.checkpoint import Checkpoints
-from frozenbridge.shapes.params import Params, TrainParams
-from frozenbridge.bridge.saved_run import load_connector
+from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
 from frozenbridge.shapes.training.run import train
-from frozenbridge.bridge.model import VLM
-
-from test_train import tiny_split
 
 CPU = torch.device("cpu")
 
@@ -25,8 +24,8 @@ class Killed(Exception):
 
 
 def params(every: int) -> Params:
-    return Params(train=TrainParams(batch_size=4, stage1_steps=4, stage2_steps=4, mix_captions=2,
-                                    checkpoint_every=every))
+    return Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=4, stage2_steps=4, mix_captions=2,
+                                    checkpoint_every=every)))
 
 
 def fresh_lm(tiny_models):

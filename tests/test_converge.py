@@ -7,13 +7,12 @@ import json
 
 import pytest
 import torch
+from test_train import tiny_split
 
 from frozenbridge.core.backbones import load_language
-from frozenbridge.shapes.sweeps.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import Params
-
-from test_train import tiny_split
+from frozenbridge.shapes.sweeps.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
 
 
 def test_every_setting_is_valid_and_names_the_same_knobs():
@@ -24,11 +23,11 @@ def test_every_setting_is_valid_and_names_the_same_knobs():
 
 
 def test_overrides_are_checked_like_params_yaml():
-    p = apply_overrides({"train": {"lr": 0.001}}, {"train.lr": 0.002, "connector.order": "columns"})
-    assert p.train.lr == 0.002 and p.connector.order == "columns"
-    with pytest.raises(FrozenbridgeError, match="connector.order = 'diagonal'"):
+    p = apply_overrides({"shapes": {"train": {"lr": 0.001}}}, {"train.lr": 0.002, "connector.order": "columns"})
+    assert p.shapes.train.lr == 0.002 and p.shapes.connector.order == "columns"  # keys under shapes:
+    with pytest.raises(FrozenbridgeError, match="shapes.connector.order = 'diagonal'"):
         apply_overrides({}, {"connector.order": "diagonal"})
-    with pytest.raises(FrozenbridgeError, match="unknown key train.lrr"):
+    with pytest.raises(FrozenbridgeError, match="unknown key shapes.train.lrr"):
         apply_overrides({}, {"train.lrr": 0.1})
 
 
@@ -50,8 +49,8 @@ def test_summary_reports_median_and_worst_seed():
 def test_run_one_trains_and_scores_captions(tiny_models):
     lm = load_language(str(tiny_models["qwen2"]))
     data, test = tiny_split(12, seed=0), tiny_split(6, seed=1)
-    params = apply_overrides({"train": {"batch_size": 4, "precision": "fp32"},
-                              "evaluate": {"caption_tokens": 6, "batch_size": 8}}, {})
+    params = apply_overrides({"shapes": {"train": {"batch_size": 4, "precision": "fp32"},
+                                         "evaluate": {"caption_tokens": 6, "batch_size": 8}}}, {})
     assert isinstance(params, Params)
     before = {k: v.clone() for k, v in lm.model.state_dict().items()}
     out = run_one(params, 0, data, test, lm, torch.device("cpu"), False, steps=4, every=2, items=6)

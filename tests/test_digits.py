@@ -9,15 +9,15 @@ import torch
 import yaml
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.digits import mnist
-from frozenbridge.digits.training.adapter import Adapter
-from frozenbridge.digits.training.loop import train_adapter
+from frozenbridge.core.saved_module import weights_digest
+from frozenbridge.digits.data import mnist
+from frozenbridge.digits.data.sentences import WORDS, captions, decode, digit_named, encode, sentence, well_formed
 from frozenbridge.digits.evaluation.scoring import greedy, score
+from frozenbridge.digits.params import load_params
+from frozenbridge.digits.training.adapter import Adapter
 from frozenbridge.digits.training.charlm import CharLM, train_language
 from frozenbridge.digits.training.classifier import Classifier, accuracy, train_classifier
-from frozenbridge.digits.params import load_params
-from frozenbridge.core.saved_module import weights_digest
-from frozenbridge.digits.data.sentences import WORDS, captions, decode, digit_named, encode, sentence, well_formed
+from frozenbridge.digits.training.loop import train_adapter
 
 
 @pytest.fixture(scope="module")

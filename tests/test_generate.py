@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.core.backbones import load_language
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.greedy import strip_after_eos
-from frozenbridge.bridge.sequence import Item
 from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.sequence import Item
+from frozenbridge.core.backbones import load_language
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,10 @@ from PIL import Image
 
 from frozenbridge.cli import main as cli
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.onetoken.evaluation.scoring import share
 from frozenbridge.onetoken.data.features import PictureFeatures
 from frozenbridge.onetoken.data.folder import read_folder
 from frozenbridge.onetoken.evaluation.scorers import NotAvailable, Scorer, alignment, shapes_rows
+from frozenbridge.onetoken.evaluation.scoring import share
 
 ROOT = Path(__file__).resolve().parents[1]
 COLORS = {"red": (220, 30, 30), "green": (30, 170, 60), "blue": (30, 60, 220), "yellow": (230, 210, 30)}

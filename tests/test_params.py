@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
-
-from dataclasses import dataclass
 
 from frozenbridge.core.config import field, integer, parse
 from frozenbridge.core.errors import FrozenbridgeError
@@ -20,51 +19,62 @@ def test_shipped_params_parse_to_the_defaults():
     assert load_params(ROOT / "params.yaml") == Params()
 
 
-@pytest.mark.parametrize("patch, message", [
-    ({"dta": {}}, "unknown key dta"),
-    ({"data": {"sede": 1}}, "unknown key data.sede"),
-    ({"data": {"shapes": [3, 1]}}, "data.shapes = [3, 1]"),
-    ({"data": {"image_size": 0}}, "data.image_size = 0"),
-    ({"data": {"sizes": {"train": -5}}}, "data.sizes.train = -5"),
-    ({"data": {"held_out": ["pink triangle"]}}, "data.held_out[0] = 'pink triangle'"),
-    ({"data": {"held_out": ["red circle", "red square", "red triangle"]}}, "at least one kind of every color"),
-    ({"vision": {"features": "cls"}}, "vision.features = 'cls'"),
-    ({"vision": {"dtype": "int8"}}, "vision.dtype = 'int8'"),
-    ({"vision": {"layer": "last"}}, "vision.layer = 'last'"),
-    ({"vision": {"batch_size": 0}}, "vision.batch_size = 0"),
-    ({"seed": -1}, "seed = -1"),
-    ({"recipes": ["qa", "captions"]}, "recipes[1] = 'captions'"),
-    ({"train": {"lr": 5}}, "train.lr = 5"),
-    ({"train": {"lr": 0}}, "train.lr = 0"),
-    ({"train": {"stage1_steps": 0}}, "train.stage1_steps = 0"),
-    ({"train": {"batch_size": -2}}, "train.batch_size = -2"),
-    ({"train": {"precision": "fp16"}}, "train.precision = 'fp16'"),
-    ({"train": {"checkpoint_every": -1}}, "train.checkpoint_every = -1"),
-    ({"train": {"lerning_rate": 0.1}}, "unknown key train.lerning_rate"),
-    ({"evaluate": {"items": 0}}, "evaluate.items = 0"),
-    ({"data": {"held_out": ["red hexagon"]}}, "data.held_out[0] = 'red hexagon'"),
-    ({"data": {"shapes": [2, 9], "shape_size": [0.3, 0.4]}}, "data.shapes = [2, 9] is not allowed; expected at most 7"),
-    ({"data": {"shapes": [1, 4], "shape_size": [0.5, 0.5]}}, "data.shapes = [1, 4] is not allowed; expected at most 3"),
-    ({"connector": {"merge": 0}}, "connector.merge = 0"),
-    ({"device": "tpu"}, "device = 'tpu' is not allowed; expected auto, cpu, cuda or cuda:N"),
-    ({"device": "cuda:x"}, "device = 'cuda:x'"),
-    ({"connector": {"order": "diagonal"}}, "connector.order = 'diagonal' is not allowed; expected one of ['rows'"),
-    ({"connector": {"positions": "yes"}}, "connector.positions = 'yes' is not allowed; expected true or false"),
-    ({"connector": {"init_scale": 0}}, "connector.init_scale = 0 is not allowed; expected a number in (0, 10]"),
-    ({"train": {"stage2_schedule": "linear"}}, "train.stage2_schedule = 'linear' is not allowed; expected one of ['constant'"),
-    ({"train": {"stage1_warmup": 1.5}}, "train.stage1_warmup = 1.5 is not allowed; expected a number in [0, 1)"),
-    ({"train": {"compile": "auto"}}, "train.compile = 'auto' is not allowed; expected true or false"),
-])
-def test_bad_params_name_the_key(tmp_path, patch, message):
+BAD = [  # (dotted key, value, what the one line says)
+    ("dta", {}, "unknown key dta"),
+    ("data", {"seed": 1}, "unknown key data"),  # the shapes study's data is under shapes:
+    ("shapes.data.sede", 1, "unknown key shapes.data.sede"),
+    ("shapes.data.shapes", [3, 1], "shapes.data.shapes = [3, 1]"),
+    ("shapes.data.image_size", 0, "shapes.data.image_size = 0"),
+    ("shapes.data.sizes.train", -5, "shapes.data.sizes.train = -5"),
+    ("shapes.data.held_out", ["pink triangle"], "shapes.data.held_out[0] = 'pink triangle'"),
+    ("shapes.data.held_out", ["red circle", "red square", "red triangle"], "at least one kind of every color"),
+    ("vision.features", "cls", "vision.features = 'cls'"),
+    ("vision.dtype", "int8", "vision.dtype = 'int8'"),
+    ("vision.layer", "last", "vision.layer = 'last'"),
+    ("vision.batch_size", 0, "vision.batch_size = 0"),
+    ("seed", -1, "seed = -1"),
+    ("shapes.recipes", ["qa", "captions"], "shapes.recipes[1] = 'captions'"),
+    ("shapes.train.lr", 5, "shapes.train.lr = 5"),
+    ("shapes.train.lr", 0, "shapes.train.lr = 0"),
+    ("shapes.train.stage1_steps", 0, "shapes.train.stage1_steps = 0"),
+    ("shapes.train.batch_size", -2, "shapes.train.batch_size = -2"),
+    ("shapes.train.precision", "fp16", "shapes.train.precision = 'fp16'"),
+    ("shapes.train.checkpoint_every", -1, "shapes.train.checkpoint_every = -1"),
+    ("shapes.train.lerning_rate", 0.1, "unknown key shapes.train.lerning_rate"),
+    ("shapes.evaluate.items", 0, "shapes.evaluate.items = 0"),
+    ("shapes.data.held_out", ["red hexagon"], "shapes.data.held_out[0] = 'red hexagon'"),
+    ("shapes.data", {"shapes": [2, 9], "shape_size": [0.3, 0.4]},
+     "shapes.data.shapes = [2, 9] is not allowed; expected at most 7"),
+    ("shapes.data", {"shapes": [1, 4], "shape_size": [0.5, 0.5]},
+     "shapes.data.shapes = [1, 4] is not allowed; expected at most 3"),
+    ("shapes.connector.merge", 0, "shapes.connector.merge = 0"),
+    ("device", "tpu", "device = 'tpu' is not allowed; expected auto, cpu, cuda or cuda:N"),
+    ("device", "cuda:x", "device = 'cuda:x'"),
+    ("shapes.connector.order", "diagonal", "shapes.connector.order = 'diagonal' is not allowed; expected one of ['rows'"),
+    ("shapes.connector.positions", "yes", "shapes.connector.positions = 'yes' is not allowed; expected true or false"),
+    ("shapes.connector.init_scale", 0, "shapes.connector.init_scale = 0 is not allowed; expected a number in (0, 10]"),
+    ("shapes.train.stage2_schedule", "linear",
+     "shapes.train.stage2_schedule = 'linear' is not allowed; expected one of ['constant'"),
+    ("shapes.train.stage1_warmup", 1.5, "shapes.train.stage1_warmup = 1.5 is not allowed; expected a number in [0, 1)"),
+    ("shapes.train.compile", "auto", "shapes.train.compile = 'auto' is not allowed; expected true or false"),
+]
+
+
+def patched(key: str, value) -> dict:
+    """params.yaml with `key` (dotted) set to `value`; a mapping value is merged into the section there."""
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    for key, value in patch.items():
-        if isinstance(value, dict) and isinstance(raw.get(key), dict):
-            for k, v in value.items():
-                raw[key][k] = {**raw[key][k], **v} if isinstance(v, dict) and isinstance(raw[key].get(k), dict) else v
-        else:
-            raw[key] = value
+    node = raw
+    *parents, last = key.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[last] = {**node[last], **value} if isinstance(value, dict) and isinstance(node.get(last), dict) else value
+    return raw
+
+
+@pytest.mark.parametrize("key, value, message", BAD)
+def test_bad_params_name_the_key(tmp_path, key, value, message):
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(yaml.safe_dump(patched(key, value)))
     with pytest.raises(FrozenbridgeError) as info:
         load_params(path)
     assert message in str(info.value) and str(info.value).startswith("params.yaml")
@@ -73,8 +83,8 @@ def test_bad_params_name_the_key(tmp_path, patch, message):
 def test_exponent_numbers_read_as_numbers(tmp_path):
     """`lr: 2e-3` is a number in YAML 1.2 (and to DVC's -S), not the string PyYAML's 1.1 rules would make it."""
     path = tmp_path / "params.yaml"
-    path.write_text((ROOT / "params.yaml").read_text().replace("\n  lr: ", "\n  lr: 2e-3 #"))
-    assert load_params(path).train.lr == 0.002
+    path.write_text((ROOT / "params.yaml").read_text().replace("\n    lr: 1.0e-3", "\n    lr: 2e-3"))
+    assert load_params(path).shapes.train.lr == 0.002
 
 
 @dataclass(frozen=True)
@@ -91,8 +101,9 @@ class Toy:
     toy: ToySection = field(ToySection())
 
 
-def test_a_second_study_adds_its_section_without_touching_the_core(tmp_path, monkeypatch):
-    import frozenbridge.core.params as studies
+def test_a_second_study_adds_its_section_by_naming_it(tmp_path, monkeypatch):
+    """A new study adds its section's name to core.params.STUDY_SECTIONS and its own Params; the others let it pass."""
+    import frozenbridge.core.params as shared
 
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
     raw["toy"] = {"epochs": 3, "hidden": 64}
@@ -100,12 +111,28 @@ def test_a_second_study_adds_its_section_without_touching_the_core(tmp_path, mon
     path.write_text(yaml.safe_dump(raw))
     with pytest.raises(FrozenbridgeError, match="unknown key toy"):
         load_params(path)  # no study owns it yet
-    monkeypatch.setitem(studies.STUDY_PARAMS, "toy", f"{__name__}:Toy")
+    monkeypatch.setattr(shared, "TOP_LEVEL_KEYS", (*shared.TOP_LEVEL_KEYS, "toy"))
     assert load_params(path) == Params()  # the shapes study lets the other study's section pass
-    assert parse(Toy, raw, "", also_allowed=studies.top_level_keys()).toy == ToySection(3, 64)
+    assert parse(Toy, raw, "", also_allowed=shared.TOP_LEVEL_KEYS).toy == ToySection(3, 64)
     raw["toy"]["epochs"] = 0
     with pytest.raises(FrozenbridgeError, match=r"params.yaml: toy.epochs = 0 is not allowed; expected an "):
-        parse(Toy, raw, "", also_allowed=studies.top_level_keys())
+        parse(Toy, raw, "", also_allowed=shared.TOP_LEVEL_KEYS)
     raw["toy"] = {"epoch": 1}
     with pytest.raises(FrozenbridgeError, match="unknown key toy.epoch; allowed keys under toy: epochs, hidden"):
-        parse(Toy, raw, "", also_allowed=studies.top_level_keys())
+        parse(Toy, raw, "", also_allowed=shared.TOP_LEVEL_KEYS)
+
+
+def test_the_top_level_keys_are_exactly_what_the_studies_read():
+    """core.params names every top-level key (no import of the studies needed to check a file); it must equal the
+    union of the studies' own Params, and every study section must be some study's."""
+    import dataclasses
+
+    import frozenbridge.core.params as shared
+    from frozenbridge.digits.params import Params as Digits
+    from frozenbridge.onetoken.params import Params as OneToken
+    from frozenbridge.retrieval.params import Params as Retrieval
+
+    read = [{f.name for f in dataclasses.fields(p)} for p in (Params, Digits, Retrieval, OneToken)]
+    assert set().union(*read) == set(shared.TOP_LEVEL_KEYS)
+    for section, fields in zip(("shapes", "digits", "retrieval", "onetoken"), read):
+        assert section in fields and set(fields) - set(shared.SHARED_KEYS) <= set(shared.STUDY_SECTIONS)

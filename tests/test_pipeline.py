@@ -1,9 +1,11 @@
 """End to end: the project copied into a fresh git repo, `dvc repro` on a tiny profile, outputs checked.
 
-The chain runs generate -> encode -> stage1 -> train -> evaluate -> summarize -> figures. Also shows that only
-changed stages rerun (a training knob reruns neither `generate` nor `encode`; a vision knob reruns `encode` but not
-`generate`), that `dvc exp run -S seed=1` makes a new experiment with different metrics, and that
-`dvc plots show` writes a page with no external script.
+Every study runs (shapes_data -> shapes_encode -> shapes_stage1 -> shapes_train -> shapes_evaluate ->
+shapes_summarize -> shapes_figures, the digits, retrieval and one-token chains, headline). Also shows that only
+changed stages rerun (a training knob reruns neither shapes_data nor shapes_encode; a vision knob reruns
+shapes_encode but not shapes_data; a report change reruns nothing), that `dvc exp run -S seed=1` makes a new
+experiment with different metrics, that `dvc plots show` writes a page with no external script, and that every
+package file a stage loaded while it ran is among its deps.
 """
 
 from __future__ import annotations
@@ -33,10 +35,20 @@ PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/co
 TIMEOUT_S = 1800  # the slowest call, the tiny project's first `dvc repro`, takes about 6 minutes on a slow machine
 
 
+IMPORT_HOOK = ROOT / "tests" / "import_hook"  # records the package files each process loads (sitecustomize)
+
+
+def import_log(cwd: Path) -> Path:
+    return cwd.parent / "import-log"
+
+
 def project_env(cwd: Path) -> dict[str, str]:
-    """The environment a command in the test project runs with: this venv first on PATH, the project's sources."""
+    """The environment a command in the test project runs with: this venv first on PATH, the project's sources, and
+    the import hook writing each process's loaded package files beside the project."""
+    import_log(cwd).mkdir(exist_ok=True)
     return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-            "PYTHONPATH": str(cwd / "src"), "HF_HUB_OFFLINE": "1"}
+            "PYTHONPATH": f"{cwd / 'src'}{os.pathsep}{IMPORT_HOOK}", "HF_HUB_OFFLINE": "1",
+            "FROZENBRIDGE_IMPORT_LOG": str(import_log(cwd))}
 
 
 def run(cmd: list[str], cwd: Path, check: bool = True, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess:
@@ -55,22 +67,26 @@ def dvc(*args: str, cwd: Path, check: bool = True, timeout: float = TIMEOUT_S) -
 
 
 def set_params(project: Path, **sections) -> None:
+    """Top-level keys set; a mapping is merged into the section there, two levels deep (shapes={"train": {...}})."""
     path = project / "params.yaml"
     raw = yaml.safe_load(path.read_text())
     for key, value in sections.items():
-        raw[key] = {**raw[key], **value} if isinstance(value, dict) else value
+        if isinstance(value, dict):
+            raw[key] = {**raw[key], **{k: {**raw[key][k], **v} if isinstance(v, dict) and isinstance(raw[key].get(k), dict)
+                                       else v for k, v in value.items()}}
+        else:
+            raw[key] = value
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
 
 
 def tiny_profile(tiny_models) -> dict:
     """Tiny local backbones, a handful of pictures, a few steps: the whole chain in about a minute."""
     return dict(
-        recipes=RECIPES,
-        data={"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
         vision={"name": str(tiny_models["siglip"]), "layer": None, "batch_size": 5},
         language={"name": str(tiny_models["qwen2"])},
-        train={"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2, "precision": "fp32"},
-        evaluate={"items": 3, "batch_size": 8, "caption_tokens": 12, "answer_tokens": 3},
+        shapes={"recipes": RECIPES, "data": {"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
+                "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2, "precision": "fp32"},
+                "evaluate": {"items": 3, "batch_size": 8, "caption_tokens": 12, "answer_tokens": 3}},
         digits={"data": {"train": 300, "test": 60, "seed": 0},
                 "classifier": {"hidden": [32, 16], "epochs": 2, "batch_size": 64, "lr": 0.002},
                 "language": {"width": 16, "layers": 1, "heads": 2, "prefix": 2, "steps": 20, "batch_size": 16,
@@ -118,25 +134,25 @@ def first_repro(project: Path) -> subprocess.CompletedProcess:
 
 
 def test_repro_writes_pictures_features_and_metrics(project, first_repro):
-    shapes = {p.stem: pq.read_table(p) for p in (project / "data/shapes").glob("*.parquet")}
+    shapes = {p.stem: pq.read_table(p) for p in (project / "data/shapes/pictures").glob("*.parquet")}
     assert {k: t.num_rows for k, t in shapes.items()} == {"train": 12, "test_seen": 4, "test_heldout": 4}
     assert set(shapes["train"].column_names) == {"id", "png", "shapes", "caption", "questions"}
     for split in ("train", "test_seen", "test_heldout", "blank"):
-        ids, feats, meta = read_features(project / f"data/features/{split}.parquet")
+        ids, feats, meta = read_features(project / f"data/shapes/features/{split}.parquet")
         assert feats.shape == ((1 if split == "blank" else shapes[split].num_rows), 16, 32)
         assert meta["encoder"].endswith("siglip") and meta["grid"] == [4, 4] and meta["dtype"] == "float16"
-    data = json.loads((project / "metrics/data.json").read_text())
+    data = json.loads((project / "metrics/shapes/data.json").read_text())
     assert data["train"]["pictures"] == 12 and data["train_color_kind"]["red"]["triangle"] == 0
-    assert json.loads((project / "metrics/encode.json").read_text())["output_shape"] == [4, 4, 32]
-    assert (project / "plots/shapes_examples.png").stat().st_size > 0
+    assert json.loads((project / "metrics/shapes/encode.json").read_text())["output_shape"] == [4, 4, 32]
+    assert (project / "plots/shapes/examples.png").stat().st_size > 0
     assert not list(project.glob("**/.*tmp-*")), "temporary outputs left behind"
 
 
 def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
     for rep in (0, 1):
-        assert (project / f"runs/stage1/{rep}/connector.pt").is_file()
+        assert (project / f"runs/shapes/stage1/{rep}/connector.pt").is_file()
         for recipe in RECIPES:
-            run = project / "runs" / recipe / str(rep)
+            run = project / "runs" / "shapes" / recipe / str(rep)
             info = json.loads((run / "model/run.json").read_text())
             assert info["steps"] == (3 if recipe == "caption" else 5) and info["connector_params"] > 0
             assert (info["lora_params"] > 0) == (recipe == "caption_qa_lora")
@@ -146,68 +162,68 @@ def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
                 for s in scores[test].values():
                     assert s["gap"] == round(s["right"] - max(s["blank"], s["wrong"], s["none"]), 2)
                 assert 1 <= scores[test]["caption"]["distinct"] <= 3
-    main = json.loads((project / "metrics/scores.json").read_text())
+    main = json.loads((project / "metrics/shapes/scores.json").read_text())
     assert set(main) == set(RECIPES)
     assert set(main["qa"]["heldout"]["count"]["right"]) == {"median", "min", "max"}
     assert main["qa"]["final_loss"]["min"] <= main["qa"]["final_loss"]["median"] <= main["qa"]["final_loss"]["max"]
-    controls = json.loads((project / "metrics/controls.json").read_text())
+    controls = json.loads((project / "metrics/shapes/controls.json").read_text())
     assert set(controls["caption"]["seen"]["caption"]) == {"blank", "wrong", "none", "wrong_vs_shown"}
-    with open(project / "plots/loss.csv") as f:
+    with open(project / "plots/shapes/loss.csv") as f:
         assert {(r["recipe"], r["replicate"]) for r in csv.DictReader(f)} == {(r, str(i)) for r in RECIPES for i in (0, 1)}
-    reps = json.loads((project / "metrics/replicates.json").read_text())
+    reps = json.loads((project / "metrics/shapes/replicates.json").read_text())
     assert reps["qa"]["seen"]["count"]["1"]["right"] == json.loads(
-        (project / "runs/qa/1/scores.json").read_text())["tests"]["seen"]["count"]["right"]
+        (project / "runs/shapes/qa/1/scores.json").read_text())["tests"]["seen"]["count"]["right"]
     for png in ("loss", "scores", "conditions"):
-        assert (project / f"plots/{png}.png").stat().st_size > 10_000
+        assert (project / f"plots/shapes/{png}.png").stat().st_size > 10_000
 
 
 def test_stage1_is_shared_not_retrained(project, first_repro):
     """Recipes that start from stage 1 carry its loss history unchanged: they load it, they do not retrain it."""
-    stage1 = (project / "runs/stage1/0/history.csv").read_text().splitlines()
+    stage1 = (project / "runs/shapes/stage1/0/history.csv").read_text().splitlines()
     for recipe in ("caption", "caption_qa", "caption_qa_lora", "caption_qa_mix"):
-        assert (project / f"runs/{recipe}/0/model/history.csv").read_text().splitlines()[: len(stage1)] == stage1
-    qa = (project / "runs/qa/0/model/history.csv").read_text().splitlines()
+        assert (project / f"runs/shapes/{recipe}/0/model/history.csv").read_text().splitlines()[: len(stage1)] == stage1
+    qa = (project / "runs/shapes/qa/0/model/history.csv").read_text().splitlines()
     assert qa[1:4] != stage1[1:4]
 
 
 def test_analyses_of_the_runs_land_in_metrics(project, first_repro):
     """analyze, probe, text and receipts run in the default pipeline; capacity is frozen (on demand)."""
-    paired = json.loads((project / "metrics/paired.json").read_text())
+    paired = json.loads((project / "metrics/shapes/paired.json").read_text())
     assert set(paired) == {"qa vs caption_qa", "caption_qa vs caption_qa_mix", "caption_qa vs caption_qa_lora"}
     cell = paired["qa vs caption_qa"]["heldout"]["count"]  # every held-out picture has a count question
     assert cell["ahead"] + cell["tied"] + cell["behind"] == cell["replicates"] == 2
-    wrong = json.loads((project / "metrics/wrong_answers.json").read_text())
+    wrong = json.loads((project / "metrics/shapes/wrong_answers.json").read_text())
     assert set(wrong) == set(RECIPES) - {"caption"} and wrong["qa"]["binding"]["replicates"] == 2
-    probes = json.loads((project / "metrics/probes.json").read_text())
+    probes = json.loads((project / "metrics/shapes/probes.json").read_text())
     assert {"encoder", "stage1", "qa", "caption_qa"} <= set(probes["places"]) and "caption" not in probes["places"]
-    text = json.loads((project / "metrics/text.json").read_text())
+    text = json.loads((project / "metrics/shapes/text.json").read_text())
     for recipe in ("caption", "qa", "caption_qa", "caption_qa_mix"):
         assert all(r["equals_base"] and not r["lora"] for r in text["runs"][recipe].values())
     assert all(r["lora"] for r in text["runs"]["caption_qa_lora"].values())
     assert text["positions"]["two pictures and text"]["from_pictures"] == 2 * 4  # 4 tokens a tiny picture
-    receipts = json.loads((project / "metrics/receipts.json").read_text())
+    receipts = json.loads((project / "metrics/shapes/receipts.json").read_text())
     assert receipts["patch_embedding"]["max_difference"] < 1e-4 and receipts["language_first_moves"] == 0.0
-    assert "Running stage 'capacity'" not in first_repro.stdout
+    assert "Running stage 'shapes_capacity'" not in first_repro.stdout
 
 
 def test_capacity_check_runs_on_demand(project, first_repro):
-    dvc("unfreeze", "capacity", cwd=project)
-    out = dvc("repro", "-s", "-f", "capacity", cwd=project).stdout  # a forced rerun: the committed result may match
-    assert "Running stage 'capacity'" in out and "Running stage 'stage1@0'" not in out
-    cap = json.loads((project / "metrics/capacity.json").read_text())
+    dvc("unfreeze", "shapes_capacity", cwd=project)
+    out = dvc("repro", "-s", "-f", "shapes_capacity", cwd=project).stdout  # a forced rerun: the committed result may match
+    assert "Running stage 'shapes_capacity'" in out and "Running stage 'shapes_stage1@0'" not in out
+    cap = json.loads((project / "metrics/shapes/capacity.json").read_text())
     assert [c["tokens"] for c in cap.values()] == [4, 16, 16]
     params = [c["connector_params"] for c in cap.values()]
     assert abs(params[2] - params[0]) / params[0] < 0.02 and params[1] < params[0]
-    dvc("freeze", "capacity", cwd=project)
+    dvc("freeze", "shapes_capacity", cwd=project)
 
 
 def test_the_digits_study_runs_beside_shapes(project, first_repro):
     """digits_data -> digits_vision, digits_language -> digits_adapter@tokens-replicate -> digits_summarize."""
     out = first_repro.stdout
-    for stage in ("digits_data", "digits_vision", "digits_language", "digits_adapter@2-0", "digits_adapter@1-1",
+    for stage in ("digits_data", "digits_vision", "digits_language", "digits_train@2-0", "digits_train@1-1",
                   "digits_summarize"):
         assert f"Running stage '{stage}'" in out
-    ids, feats, meta = read_features(project / "data/digits_features/test.parquet")
+    ids, feats, meta = read_features(project / "data/digits/features/test.parquet")
     assert feats.shape == (60, 1, 16) and meta["encoder"] == "digits-classifier" and meta["features"] == "pooled"
     classifier = json.loads((project / "runs/digits/classifier/config.json").read_text())
     assert meta["revision"] == classifier["weights_digest"]
@@ -231,11 +247,11 @@ def test_the_retrieval_study_runs_beside_shapes(project, first_repro):
     for stage in ("retrieval_embed", "retrieval_train@adaptor-0", "retrieval_train@vision_text-1",
                   "retrieval_summarize"):
         assert f"Running stage '{stage}'" in out, stage
-    texts = pq.read_table(project / "data/text_features/lm.parquet")
-    lm_meta = read_features(project / "data/text_features/lm.parquet")[2]
+    texts = pq.read_table(project / "data/retrieval/texts/lm.parquet")
+    lm_meta = read_features(project / "data/retrieval/texts/lm.parquet")[2]
     assert lm_meta["features"] == "text-mean" and lm_meta["encoder"].endswith("qwen2")
     assert "a red circle" in texts.column("text").to_pylist()  # every short phrase is embedded
-    tower_meta = read_features(project / "data/text_features/vision_text.parquet")[2]
+    tower_meta = read_features(project / "data/retrieval/texts/vision_text.parquet")[2]
     assert tower_meta["encoder"].endswith("siglip") and tower_meta["features"] == "text-tower"
     summary = json.loads((project / "metrics/retrieval/recall.json").read_text())
     assert set(summary["towers"]) == {"adaptor", "scratch", "vision_text"}
@@ -270,6 +286,46 @@ def test_second_repro_is_a_no_op(project, first_repro):
     assert "Running stage" not in out and "up to date" in out
 
 
+def test_every_package_file_a_stage_loaded_is_among_its_deps(project, first_repro):
+    """The import hook recorded what each stage process loaded, however it was loaded: its deps cover every file."""
+    from test_stage_deps import covered_at_run_time
+
+    loaded: dict[str, set[str]] = {}
+    for log in import_log(project).glob("*.json"):
+        entry = json.loads(log.read_text())
+        script = entry["argv"][0] if entry["argv"] else ""
+        if script.startswith("stages/"):
+            loaded.setdefault(script, set()).update(entry["files"])
+    assert {"stages/shapes/train.py", "stages/digits/train.py", "stages/onetoken/score.py", "stages/headline.py"} <= \
+        set(loaded), sorted(loaded)
+    assert "frozenbridge/shapes/training/run.py" in loaded["stages/shapes/train.py"]
+    assert "frozenbridge/retrieval/interface.py" in loaded["stages/onetoken/score.py"]
+    gaps = covered_at_run_time({k: sorted(v) for k, v in loaded.items()}, project / "dvc.yaml")
+    assert not gaps, f"stages loaded package files their deps do not list: {gaps}"
+
+
+def test_a_report_change_reruns_no_stage_and_a_figure_change_no_training(project, first_repro):
+    """The report's tables live in folders no stage lists; a study's figures in its summary/ folder, which only the
+    stages that draw and summarize list."""
+    tables = project / "src/frozenbridge/shapes/report/tables.py"
+    figures = project / "src/frozenbridge/shapes/summary/figures.py"
+    saved = {path: path.read_text() for path in (tables, figures, project / "src/frozenbridge/tools/report.py")}
+    try:
+        for path in saved:
+            if path != figures:
+                path.write_text(saved[path] + "\n# a table changed\n")
+        assert "up to date" in dvc("status", cwd=project).stdout
+        figures.write_text(saved[figures] + "\n# a figure changed\n")
+        status = dvc("status", cwd=project).stdout
+        assert "shapes_figures:" in status and "shapes_summarize:" in status
+        assert not any(name in status for name in ("shapes_stage1", "shapes_train", "shapes_evaluate", "digits_",
+                                                   "retrieval_", "onetoken_"))
+    finally:
+        for path, text in saved.items():
+            path.write_text(text)
+    assert "up to date" in dvc("status", cwd=project).stdout
+
+
 def test_plots_show_renders_offline(project, first_repro):
     from frozenbridge.tools.plots_template import build_template
 
@@ -299,7 +355,7 @@ def test_a_fresh_clone_pulls_the_shared_cache_and_reruns_nothing(project, baseli
     run(["git", "clone", "-q", str(project), str(clone)], tmp_path)
     dvc("remote", "add", "--local", "-d", "shared", str(baseline), cwd=clone)
     dvc("pull", cwd=clone)
-    assert (clone / "runs/caption/0/model/config.json").is_file() and (clone / "data/features/train.parquet").is_file()
+    assert (clone / "runs/shapes/caption/0/model/config.json").is_file() and (clone / "data/shapes/features/train.parquet").is_file()
     out = dvc("repro", cwd=clone).stdout
     assert "Running stage" not in out and "up to date" in out
 
@@ -402,7 +458,7 @@ def test_queued_experiments_run_in_parallel_and_show_their_metrics(queued):
         scores = entry["data"]["metrics"]["metrics/onetoken/scores.json"]["data"]
         assert set(scores["replicates"]) == {"0", "1"}
         assert "Running stage 'onetoken_train@0'" in queued["logs"][name]
-        assert "Running stage 'generate'" not in queued["logs"][name]  # everything upstream came from the cache
+        assert "Running stage 'shapes_data'" not in queued["logs"][name]  # everything upstream came from the cache
 
 
 def test_an_experiment_pushed_to_a_git_remote_compares_with_main_in_another_clone(project, baseline, queued,
@@ -430,15 +486,15 @@ def test_an_experiment_pushed_to_a_git_remote_compares_with_main_in_another_clon
 
 def test_exp_run_new_seed_changes_metrics(project, baseline):
     # a new seed, on one replicate, the default recipes and fewer digits and retrieval runs (a short suite)
-    out = dvc("exp", "run", "-S", "seed=1", "-S", "replicates=[0]", "-S", "recipes=[caption,qa,caption_qa]",
+    out = dvc("exp", "run", "-S", "seed=1", "-S", "replicates=[0]", "-S", "shapes.recipes=[caption,qa,caption_qa]",
               "-S", "digits.adapter.tokens=[2]", "-S", "retrieval.towers=[scratch,vision_text]", cwd=project).stdout
-    assert "Running stage 'stage1@0'" in out and "Running stage 'generate'" not in out
-    assert "Running stage 'digits_vision'" in out and "Running stage 'digits_adapter@2-0'" in out  # reseeded too
+    assert "Running stage 'shapes_stage1@0'" in out and "Running stage 'shapes_data'" not in out
+    assert "Running stage 'digits_vision'" in out and "Running stage 'digits_train@2-0'" in out  # reseeded too
     assert "Running stage 'digits_data'" not in out  # its split has its own seed
     assert "Running stage 'retrieval_train@scratch-0'" in out  # reseeded, on the captions embedded once:
     assert "Running stage 'retrieval_embed'" not in out  # a training change never re-embeds
     assert "Running stage 'onetoken_encode'" not in out and "Running stage 'onetoken_train@0'" in out
-    assert "Running stage 'encode'" not in out
+    assert "Running stage 'shapes_encode'" not in out
     diff = dvc("metrics", "diff", "--json", cwd=project).stdout
     changed = json.loads(diff)
     assert changed, "dvc metrics diff is empty after a new seed"
@@ -448,24 +504,24 @@ def test_exp_run_new_seed_changes_metrics(project, baseline):
 
 
 def test_training_params_do_not_rerun_generate_or_encode(project, first_repro):
-    set_params(project, seed=7, train={"lr": 0.002})
+    set_params(project, seed=7, shapes={"train": {"lr": 0.002}})
     status = dvc("status", cwd=project).stdout
-    assert "stage1@0" in status and "train@qa-0" in status
-    assert "generate" not in status and "encode" not in status
+    assert "shapes_stage1@0" in status and "shapes_train@qa-0" in status
+    assert "shapes_data" not in status and "shapes_encode" not in status
 
 
 def test_vision_params_rerun_encode_not_generate(project, first_repro):
     set_params(project, vision={"dtype": "float32"})
     status = dvc("status", cwd=project).stdout
-    assert "encode" in status and "generate:" not in status
-    out = dvc("repro", "encode", cwd=project).stdout
-    assert "Running stage 'encode'" in out and "Running stage 'generate'" not in out
-    assert read_features(project / "data/features/train.parquet")[2]["dtype"] == "float32"
+    assert "shapes_encode" in status and "shapes_data:" not in status
+    out = dvc("repro", "shapes_encode", cwd=project).stdout
+    assert "Running stage 'shapes_encode'" in out and "Running stage 'shapes_data'" not in out
+    assert read_features(project / "data/shapes/features/train.parquet")[2]["dtype"] == "float32"
 
 
 def test_bad_params_fail_before_work_with_one_line(project, first_repro):
-    set_params(project, data={"shapes": [5, 2]})
-    proc = run([sys.executable, "stages/generate.py"], project, check=False)
+    set_params(project, shapes={"data": {"shapes": [5, 2]}})
+    proc = run([sys.executable, "stages/shapes/data.py"], project, check=False)
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines()[-1].startswith("error: params.yaml: data.shapes = [5, 2]")
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: params.yaml: shapes.data.shapes = [5, 2]")
     assert "Traceback" not in proc.stderr

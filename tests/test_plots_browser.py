@@ -1,5 +1,5 @@
 """`dvc plots show` in a real browser: every chart draws its marks, the scores chart shows no value above 100% and
-matches plots/scores.csv, and every figure loads and fits the page.
+matches plots/shapes/scores.csv, and every figure loads and fits the page.
 
 The page that `dvc plots show` writes for this repository (its committed plots/ and metrics/) is opened in Debian's
 headless Chromium with no network; a small probe script appended to a copy of the page reports, once the charts have
@@ -129,7 +129,7 @@ def test_scores_chart_is_true_to_the_csv_and_never_above_100(report):
     assert over_100(chart) == []
     drawn = {(v["recipe"], v["test"], v["task"], v["condition"]): float(v["median, %"])
              for kind, label in chart["marks"] if kind == "bar" for v in [label_values(label)]}
-    with open(ROOT / "plots" / "scores.csv") as f:
+    with open(ROOT / "plots" / "shapes" / "scores.csv") as f:
         rows = [r for r in csv.DictReader(f) if r["condition"] != "gap"]
     assert drawn == {(r["recipe"], r["test"], r["task"], r["condition"]): float(r["median"]) for r in rows}
     # the right picture and its three controls side by side: four bars for every recipe, test set and task

@@ -8,16 +8,15 @@ import copy
 import numpy as np
 import pytest
 import torch
+from test_train import tiny_split
 
-from frozenbridge.core.backbones import load_language
 from frozenbridge.bridge.connector import Connector
-from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.bridge.model import VLM
+from frozenbridge.core.backbones import load_language
 from frozenbridge.core.device import DEVICE_ENV, pick_device
+from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.precision import compile_layers, prepare_frozen
 from frozenbridge.shapes.training.split_data import question_batches
-from frozenbridge.bridge.model import VLM
-
-from test_train import tiny_split
 
 CPU = torch.device("cpu")
 LOSS_RTOL = 0.02  # bf16 keeps 8 bits of mantissa: on this batch the loss moves 0.9% from fp32 (stated bound: 2%)
@@ -80,7 +79,7 @@ def test_language_model_families_train_with_lora_and_evaluate(layernorm_lms, tin
     its directory, and evaluation with every condition, in fp32 and in bf16."""
     from frozenbridge.bridge.saved_run import load_run
     from frozenbridge.shapes.evaluation.scoring import evaluate_split
-    from frozenbridge.shapes.params import EvaluateParams, Params, TrainParams
+    from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, TrainParams
     from frozenbridge.shapes.training.run import train
 
     path = str(tiny_models["qwen2"] if family == "qwen2" else layernorm_lms / family)
@@ -88,7 +87,7 @@ def test_language_model_families_train_with_lora_and_evaluate(layernorm_lms, tin
     prepare_frozen(lm.model, CPU, bf16)
     frozen = {k: v.clone() for k, v in lm.model.state_dict().items()}
     data, test = tiny_split(), tiny_split(6, seed=1)
-    p = Params(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2))
+    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2)))
     s1 = train(p, None, 0, data, lm, CPU, bf16, tmp_path / "stage1")
     run = train(p, "caption_qa_lora", 0, data, lm, CPU, bf16, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
     assert np.isfinite(s1["final_loss"]) and np.isfinite(run["final_loss"]) and run["lora_params"] > 0

@@ -1,56 +1,67 @@
-"""The README stays true: its results block is what `python -m frozenbridge.tools.report` makes from metrics/."""
+"""The README and docs/results.md stay true: the README's headline table and the whole results page are what
+`python -m frozenbridge.tools.report` makes from metrics/, results/ and bench/."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from frozenbridge.tools.report import END, START, render, update
+from frozenbridge.tools.report import END, START, headline_table, render_results, update_readme
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_readme_results_match_committed_metrics():
+def test_readme_headline_matches_committed_metrics():
     readme = ROOT / "README.md"
-    assert update(readme, ROOT / "metrics") == readme.read_text(), "run: python -m frozenbridge.tools.report"
+    assert update_readme(readme, ROOT) == readme.read_text(), "run: python -m frozenbridge.tools.report"
+    assert START in readme.read_text() and END in readme.read_text()
+
+
+def test_results_page_matches_committed_metrics():
+    page = ROOT / "docs" / "results.md"
+    assert render_results(ROOT) == page.read_text(), "run: python -m frozenbridge.tools.report"
+
+
+def test_results_page_links_figures_that_exist():
+    import re
+
+    text = (ROOT / "docs" / "results.md").read_text()
+    links = re.findall(r"\]\((\.\./plots/[^)]+)\)", text)
+    assert links and all((ROOT / "docs" / link).resolve().is_file() for link in links), links
 
 
 def test_report_renders_the_training_table_from_metrics(tmp_path):
-    (tmp_path / "data.json").write_text(
+    (tmp_path / "metrics" / "shapes").mkdir(parents=True)
+    (tmp_path / "metrics" / "shapes" / "data.json").write_text(
         '{"train": {"pictures": 5, "questions_count": 5, "questions_binding": 7, "questions_leftmost": 5},'
         ' "test_seen": {"pictures": 1, "questions_count": 1, "questions_binding": 1, "questions_leftmost": 1},'
         ' "test_heldout": {"pictures": 2, "questions_count": 2, "questions_binding": 1, "questions_leftmost": 2},'
         ' "train_color_kind": {"red": {"circle": 3, "triangle": 0}}}')
-    text = render(tmp_path)
-    assert text.startswith(START) and text.endswith(END)
+    text = render_results(tmp_path)
+    assert text.startswith("# Results") and "## The shapes study" in text
     assert "| train | 5 | 5 | 7 | 5 |" in text and "| red | 3 | 0 |" in text
+    assert headline_table(tmp_path) == ["No metrics yet: run `dvc repro`."]  # no scores yet: no headline rows
 
 
-def test_reference_study_command_is_valid_params():
-    """The README's one-command switch to the full reference study sets only keys that exist, to valid values."""
-    import re
-    import shlex
+def test_headline_rows_follow_the_metrics(tmp_path):
+    """A recipe that did not run has no row; the digits rows are named by the token counts the metrics hold."""
+    from frozenbridge.tools.headline import headline
 
-    import yaml
-
-    from frozenbridge.shapes.params import Params
-
-    text = (ROOT / "README.md").read_text()
-    block = text.split("**The full reference study**", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
-    args = shlex.split(block.replace("\\\n", " "))
-    assert args[:3] == ["dvc", "exp", "run"]
-    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    for flag, assignment in zip(args[3::2], args[4::2]):
-        assert flag == "-S"
-        key, value = assignment.split("=", 1)
-        node = raw
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node[part]
-        assert leaf in node, f"README sets unknown key {key}"
-        node[leaf] = yaml.safe_load(value)
-    params = Params.parse(raw)
-    assert params.replicates == (0, 1, 2) and params.train.stage1_steps == 400 and params.evaluate.items == 100
-    assert re.search(r"replicates=\[0,1,2,3,4\]", text)
+    shapes, digits = tmp_path / "metrics" / "shapes", tmp_path / "metrics" / "digits"
+    shapes.mkdir(parents=True)
+    digits.mkdir(parents=True)
+    cell = {"right": {"median": 70.0, "min": 60.0, "max": 80.0}, "gap": {"median": 50.0, "min": 40.0, "max": 60.0}}
+    (shapes / "scores.json").write_text(json.dumps({"caption": {"seen": {"caption": cell}, "heldout": {}}}))
+    acc = {"median": 0.5, "min": 0.4, "max": 0.6}
+    (digits / "adapter.json").write_text(json.dumps({"by_tokens": {"4": {"accuracy": acc, "replicates": {"0": 0.5}}}}))
+    (tmp_path / "params.yaml").write_text("replicates: [0, 1, 2]\n")
+    assert headline(tmp_path / "metrics") == {"headline": {"shapes": {"caption_exact_seen": 70.0},
+                                                           "digits": {"adapter_4_tokens_accuracy": 0.5}}}
+    table = headline_table(tmp_path)
+    assert table[0].startswith("Medians over 3 replicates")
+    assert "| shapes | captions exactly right, seen pairs (caption) | 70% [60–80] | 75.8% (91 of 120) |" in table
+    assert "| digits | test captions naming the right digit, adapter of 4 prefix tokens | 0.500 [0.400–0.600] | — |" \
+        in table  # the reference ran 8 tokens: no number to set beside 4
 
 
 def test_reading_counts_replicates_ahead_and_behind():
@@ -80,7 +91,7 @@ def test_convergence_table_marks_the_default_and_names_what_beat_it():
     saved = {"items": 60, "every": 25, "results": {
         "lr 1e-3": entry(0.001, 200, 1.0), "lr 2e-3": entry(0.002, 300, 0.5), "lr 3e-3": entry(0.003, None, 1.0),
         "untimed": {"overrides": {"train.lr": 0.004}, "steps": 400, "summary": {}}}}
-    rows = converge_table(saved, {"train": {"lr": 0.001}})
+    rows = converge_table(saved, {"shapes": {"train": {"lr": 0.001}}})
     assert any(r.startswith("| lr 1e-3 ◀ | 3 | 1.00 | 100 / 150 (100 / 150) | 200 / 200 (200 / 200) |") for r in rows)
     assert any(r.startswith("| lr 2e-3 | 3 | 0.50 | 100 / 150 (50 / 75) | 300 / 300 (150 / 150) |") for r in rows)
     assert any(r.startswith("| lr 3e-3 | 3 | 1.00 | 100 / 150 (100 / 150) | never / never (— / —) |") for r in rows)

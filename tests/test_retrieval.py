@@ -9,16 +9,17 @@ import torch
 import yaml
 
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.retrieval.data.text_cache import (VisionTextTower, has_text_tower, lm_batches, read_text_features,
+                                                    write_text_features)
+from frozenbridge.retrieval.data.texts import PHRASES, scene_texts, texts_to_embed
+from frozenbridge.retrieval.evaluation.recall import (chance_recall, match_ranks, recall_at, recall_relevant,
+                                                      relevant_ranks)
 from frozenbridge.retrieval.evaluation.scoring import chance, phrasing_top1, recall
 from frozenbridge.retrieval.params import load_params
-from frozenbridge.retrieval.data.text_cache import VisionTextTower, has_text_tower, lm_batches, read_text_features, write_text_features
-from frozenbridge.retrieval.data.texts import PHRASES, scene_texts, texts_to_embed
-from frozenbridge.retrieval.training.towers import FeatureTower, ImageProjection, ScratchTower
-from frozenbridge.retrieval.training.loop import Batches, train
-from frozenbridge.shapes.data.vocab import COLORS, KINDS
-
 from frozenbridge.retrieval.training.contrastive import MAX_SCALE, Temperature, info_nce, similarity
-from frozenbridge.retrieval.evaluation.recall import chance_recall, match_ranks, recall_at, recall_relevant, relevant_ranks
+from frozenbridge.retrieval.training.loop import Batches, train
+from frozenbridge.retrieval.training.towers import FeatureTower, ImageProjection, ScratchTower
+from frozenbridge.shapes.data.vocab import COLORS, KINDS
 
 
 def test_a_perfect_pairing_scores_lower_loss_than_a_shuffled_one():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.core.backbones import load_language
 from frozenbridge.bridge.sequence import IGNORE, Item, Tokens, build, embed
+from frozenbridge.core.backbones import load_language
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.data.draw import place, render
 from frozenbridge.shapes.data.scene import Shape, caption, questions
 from frozenbridge.shapes.data.splits import generate_split, split_seeds, summary
-from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import DataParams, SplitSizes
 
 CFG = DataParams(sizes=SplitSizes(train=60, test_seen=20, test_heldout=20))

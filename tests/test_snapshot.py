@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.snapshot import changed_params, save
 from frozenbridge.shapes.report.tables import experiment_results
+from frozenbridge.tools.snapshot import changed_params, save
 
 
 def test_changed_params_names_every_differing_key():
@@ -21,17 +21,18 @@ def test_changed_params_names_every_differing_key():
 
 def test_save_copies_metrics_and_renders(tmp_path):
     work = tmp_path / "exp"
-    (work / "metrics").mkdir(parents=True)
-    (work / "params.yaml").write_text(yaml.safe_dump({"seed": 0, "recipes": ["caption", "caption_qa_lora"]}))
+    (work / "metrics" / "shapes").mkdir(parents=True)
+    (work / "params.yaml").write_text(yaml.safe_dump({"seed": 0, "shapes": {"recipes": ["caption", "caption_qa_lora"]}}))
     text = {"base": 37.5, "passage_tokens": 389, "runs": {"caption_qa_lora": {"0": {
         "perplexity": 37.4, "equals_base": False, "lora": True}}}}
-    (work / "metrics" / "text.json").write_text(json.dumps(text))
+    (work / "metrics" / "shapes" / "text.json").write_text(json.dumps(text))
     base = tmp_path / "params.yaml"
-    base.write_text(yaml.safe_dump({"seed": 0, "recipes": ["caption"]}))
+    base.write_text(yaml.safe_dump({"seed": 0, "shapes": {"recipes": ["caption"]}}))
     out = save("lora", work, base, tmp_path / "results")
     saved = json.loads((out / "experiment.json").read_text())
-    assert saved["params_changed"] == {"recipes": ["caption", "caption_qa_lora"]}
-    assert saved["command"] == "dvc exp run -S 'recipes=[caption,caption_qa_lora]'"
+    assert saved["params_changed"] == {"shapes.recipes": ["caption", "caption_qa_lora"]}
+    assert saved["command"] == "dvc exp run -S 'shapes.recipes=[caption,caption_qa_lora]'"
+    assert (out / "metrics" / "shapes" / "text.json").is_file()  # each study's folder kept
     lines = "\n".join(experiment_results(out))
     assert "| caption_qa_lora | 0 | 37.4 | no | yes |" in lines and "results/lora/" in lines
 

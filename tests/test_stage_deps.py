@@ -1,5 +1,14 @@
-"""Every dvc.yaml stage lists, as deps, the project files its command imports (the import closure within stages/ and
-src/, read from the code), so no code change can leave an output that `dvc repro` calls up to date."""
+"""Every dvc.yaml stage lists, as deps, the package folders and files its script runs, so no code change can leave
+an output that `dvc repro` calls up to date.
+
+Three checks: (1) the static import closure of each stage script (every import in stages/ and src/, lazy ones
+inside functions included) is covered by the stage's deps (a file listed, or a folder above it); (2) no module of
+the package or a stage loads code by name at run time (importlib.import_module, __import__, runpy), which the
+closure could not follow; (3) the modules a stage really loaded while it ran (recorded by an import hook in the
+tiny pipeline of tests/test_pipeline.py, see `covered_at_run_time`) are covered too. A package `__init__.py` that
+holds only a docstring needs no listing: it cannot change what a stage computes, and the check lists it the moment
+it gains a statement.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +21,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 PACKAGE = "frozenbridge"
+# names that load code chosen at run time; importlib.metadata and importlib.resources read files, they import nothing
+DYNAMIC = {("importlib", "import_module"), ("importlib", "__import__"), ("importlib.util", "spec_from_file_location"),
+           ("importlib.util", "module_from_spec"), ("runpy", "run_module"), ("runpy", "run_path"),
+           ("builtins", "__import__"), ("", "__import__"), ("", "exec")}
 
 
 def module_file(module: str) -> Path | None:
@@ -68,9 +81,42 @@ def closure(script: Path) -> set[Path]:
     return seen
 
 
-def stage_deps() -> dict[str, tuple[Path, list[str]]]:
+def dynamic_loads(path: Path, root: Path = ROOT) -> list[str]:
+    """`file:line name` (the file relative to `root`) for every call that loads code by a name computed at run
+    time."""
+    tree = ast.parse(path.read_text())
+    aliases = {}  # local name -> (module, attribute) from `from importlib import import_module as im`
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for a in node.names:
+                aliases[a.asname or a.name] = (node.module, a.name)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            owner = ast.unparse(f.value)
+            key = (owner, f.attr)
+        elif isinstance(f, ast.Name):
+            key = aliases.get(f.id, ("", f.id))
+        else:
+            continue
+        if key in DYNAMIC:
+            found.append(f"{path.relative_to(root)}:{node.lineno} {'.'.join(k for k in key if k)}")
+    return found
+
+
+def docstring_only(path: Path) -> bool:
+    """An __init__.py whose body is at most a docstring: importing it runs nothing."""
+    body = ast.parse(path.read_text()).body
+    return path.name == "__init__.py" and all(
+        isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str) for n in body)
+
+
+def stage_deps(dvc_yaml: Path = ROOT / "dvc.yaml") -> dict[str, tuple[Path, list[str]]]:
     """Stage name -> (its script, its deps as written), foreach/matrix bodies included."""
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    stages = yaml.safe_load(dvc_yaml.read_text())["stages"]
     out = {}
     for name, stage in stages.items():
         body = stage.get("do", stage)
@@ -79,30 +125,80 @@ def stage_deps() -> dict[str, tuple[Path, list[str]]]:
     return out
 
 
+def uncovered(files, deps: list[str]) -> list[str]:
+    """The files no dep covers (the file itself, or a folder above it); docstring-only __init__.py files excepted."""
+    listed = [ROOT / d for d in deps if "${" not in d]
+    return sorted(str(p.relative_to(ROOT)) for p in files
+                  if not docstring_only(p) and not any(p == d or d in p.parents for d in listed))
+
+
 def missing_deps(script: Path, deps: list[str]) -> list[str]:
-    listed = [ROOT / d for d in deps]
-    return sorted(str(p.relative_to(ROOT)) for p in closure(script)
-                  if not any(p == d or d in p.parents for d in listed))
+    return uncovered(closure(script), deps)
 
 
-def test_every_stage_lists_the_project_files_it_imports():
+def covered_at_run_time(loaded: dict[str, list[str]], dvc_yaml: Path) -> dict[str, list[str]]:
+    """Stage -> the package files it loaded while running that its deps do not cover. `loaded` maps a stage
+    script's path (relative to the project, as in dvc.yaml) to the package files its processes imported."""
+    gaps = {}
+    for name, (script, deps) in stage_deps(dvc_yaml).items():
+        files = [ROOT / "src" / f for f in loaded.get(str(script.relative_to(ROOT)), [])]
+        if missing := uncovered(files, deps):
+            gaps[name] = missing
+    return gaps
+
+
+def test_every_stage_lists_the_package_folders_it_imports():
     gaps = {name: missing for name, (script, deps) in stage_deps().items()
             if (missing := missing_deps(script, deps))}
     assert not gaps, f"dvc.yaml deps lack files the stage imports: {gaps}"
 
 
-def test_a_removed_dependency_is_caught():
-    script, deps = stage_deps()["evaluate"]
-    assert "src/frozenbridge/bridge/model.py" in deps
-    assert missing_deps(script, [d for d in deps if d != "src/frozenbridge/bridge/model.py"]) == [
-        "src/frozenbridge/bridge/model.py"]
+def test_every_stage_lists_its_script():
+    assert all(str(script.relative_to(ROOT)) in deps for script, deps in stage_deps().values())
+
+
+def test_nothing_loads_code_by_name():
+    """The closure above follows import statements; code loaded by a name computed at run time would escape it."""
+    found = [hit for folder in (SRC, ROOT / "stages") for path in sorted(folder.rglob("*.py"))
+             for hit in dynamic_loads(path)]
+    assert not found, f"dynamic imports the deps check cannot follow: {found}"
+
+
+def test_a_removed_folder_is_caught():
+    script, deps = stage_deps()["shapes_evaluate"]
+    assert "src/frozenbridge/shapes/training" in deps
+    missing = missing_deps(script, [d for d in deps if d != "src/frozenbridge/shapes/training"])
+    assert missing and all(m.startswith("src/frozenbridge/shapes/training/") for m in missing)
+    assert "src/frozenbridge/shapes/training/split_data.py" in missing
+
+
+def test_a_dynamic_import_is_caught(tmp_path):
+    """A stage that loads a module by name: the scan names the call, and the run-time record names the file."""
+    script = tmp_path / "sneaky.py"
+    script.write_text("import importlib\n\nfigures = importlib.import_module('frozenbridge.shapes.summary.figures')\n"
+                      "from importlib import import_module as im\nim('frozenbridge.core.seeds')\n")
+    assert [hit.split(" ")[1] for hit in dynamic_loads(script, tmp_path)] == ["importlib.import_module",
+                                                                             "importlib.import_module"]
+    assert closure(script) == {script}  # the static closure cannot see it: the name is a string
+    loaded = {"stages/shapes/summarize.py": ["frozenbridge/shapes/summary/figures.py", "frozenbridge/core/seeds.py",
+                                             "frozenbridge/shapes/report/tables.py"]}
+    gaps = covered_at_run_time(loaded, ROOT / "dvc.yaml")
+    assert gaps == {"shapes_summarize": ["src/frozenbridge/shapes/report/tables.py"]}
 
 
 def test_the_closure_follows_relative_lazy_and_package_imports():
-    found = {str(p.relative_to(ROOT)) for p in closure(ROOT / "stages" / "train.py")}
-    assert {"stages/train.py", "src/frozenbridge/__init__.py", "src/frozenbridge/shapes/train.py",
+    found = {str(p.relative_to(ROOT)) for p in closure(ROOT / "stages" / "shapes" / "train.py")}
+    assert {"stages/shapes/train.py", "src/frozenbridge/__init__.py", "src/frozenbridge/shapes/training/run.py",
             "src/frozenbridge/core/backbones/__init__.py", "src/frozenbridge/core/backbones/language.py"} <= found
-    assert "src/frozenbridge/bench.py" not in found  # nothing imports the benchmark into a stage
+    assert not any("/tools/" in f or "/report/" in f for f in found)  # no stage imports the tools or the report
+
+
+def test_report_code_is_in_no_stage_deps():
+    """A change to a report or table module reruns no stage: no stage lists tools/ (but for headline's own module)
+    or any study's report/ folder, and none imports them."""
+    for name, (script, deps) in stage_deps().items():
+        assert not any("/report" in d for d in deps), name
+        assert all(d == "src/frozenbridge/tools/headline.py" or "/tools" not in d for d in deps), name
 
 
 def test_summaries_and_figures_run_without_torch():
@@ -112,7 +208,8 @@ def test_summaries_and_figures_run_without_torch():
 
     block = "import sys, runpy; sys.modules['torch'] = None; sys.argv = [sys.argv[1], '--help']; " \
             "runpy.run_path(sys.argv[0], run_name='__main__')"
-    for script in ("stages/summarize.py", "stages/figures.py", "stages/generate.py"):
+    for script in ("stages/shapes/summarize.py", "stages/shapes/figures.py", "stages/shapes/data.py",
+                   "stages/headline.py"):
         proc = subprocess.run([sys.executable, "-c", block, script], cwd=ROOT, capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 0 and "usage:" in proc.stdout, (script, proc.stderr[-500:])

@@ -6,19 +6,19 @@ import numpy as np
 import pytest
 import torch
 
+from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.lora import load_lora
+from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.saved_run import load_connector
+from frozenbridge.bridge.sequence import Item
 from frozenbridge.core.backbones import load_language
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
-from frozenbridge.bridge.connector import Connector
-from frozenbridge.shapes.evaluation.scoring import eval_items, evaluate_split, exact_match, gap, percent
 from frozenbridge.shapes.data.vocab import wrong_pictures
-from frozenbridge.shapes.params import DataParams, EvaluateParams, Params, SplitSizes, TrainParams
+from frozenbridge.shapes.evaluation.scoring import eval_items, evaluate_split, exact_match, gap, percent
+from frozenbridge.shapes.params import DataParams, EvaluateParams, Params, ShapesParams, SplitSizes, TrainParams
 from frozenbridge.shapes.training.recipes import RECIPES
-from frozenbridge.shapes.training.split_data import SplitData, question_batches
-from frozenbridge.bridge.sequence import Item
-from frozenbridge.bridge.lora import load_lora
-from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.shapes.training.run import run_seeds, train
-from frozenbridge.bridge.model import VLM
+from frozenbridge.shapes.training.split_data import SplitData, question_batches
 
 CPU = torch.device("cpu")
 
@@ -34,7 +34,7 @@ def tiny_split(n: int = 12, seed: int = 0) -> SplitData:
 
 
 def params(**train) -> Params:
-    return Params(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, mix_captions=2, **train))
+    return Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, mix_captions=2, **train)))
 
 
 @pytest.fixture()

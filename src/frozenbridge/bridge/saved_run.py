@@ -1,15 +1,16 @@
 """A trained run that describes itself: `save_run(dir, ...)` writes the connector's weights, any LoRA adapter and a
 config.json naming the encoder (name, revision, features, layer, grid), the language model (name, revision) and
-the connector's shape; `load_run(dir)` alone rebuilds the model from them, with no params.yaml.
+the connector's shape, as every saved module is written (core.saved_module); `load_run(dir)` alone rebuilds the
+model from them, with no params.yaml.
 
-    run/config.json      what the run was trained on, how the connector is shaped (and how it asks for a caption)
+    run/config.json      what the run was trained on, how the connector is shaped (and how it asks for a caption),
+                         the connector's weights digest
     run/connector.pt     the connector's state_dict
     run/lora/            the peft adapter (LoRA runs only), its base model named as params.yaml names it
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,10 @@ import torch
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.lora import load_lora, save_lora
 from frozenbridge.bridge.model import VLM
+from frozenbridge.core import saved_module
 from frozenbridge.core.backbones.language import LanguageModel, load_language
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.saved_module import write_module
 
 log = logging.getLogger("frozenbridge.bridge")
 CONFIG, WEIGHTS, LORA = "config.json", "connector.pt", "lora"
@@ -46,34 +49,25 @@ def save_run(directory: Path, connector: Connector, encoder: dict, lm: LanguageM
     `captioning` ({prompt, picture: "after_prompt"}) is how a run that was not trained on the shapes study's
     "Image: <picture>\nCaption:" asks for a caption."""
     directory = Path(directory)
-    torch.save(connector.state_dict(), directory / WEIGHTS)
     if peft_model is not None:
         save_lora(peft_model, directory / LORA, lm.name)
     config = run_config(connector, encoder, lm, lora if peft_model is not None else None, captioning)
-    (directory / CONFIG).write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    write_module(directory, connector.state_dict(), config, weights=WEIGHTS)
 
 
 def read_config(directory: Path) -> dict:
-    path = Path(directory) / CONFIG
-    if not path.is_file():
-        raise FrozenbridgeError(f"{path}: no saved run here; train it first (`dvc repro`)")
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise FrozenbridgeError(f"{path}: not valid JSON ({err}); retrain the run") from None
+    return saved_module.read_config(directory, "train it first (`dvc repro`)", missing="no saved run here")
 
 
 def load_connector(directory: Path, config: dict | None = None) -> Connector:
     """The trained connector of a saved run, on the CPU."""
     config = config or read_config(directory)
-    path = Path(directory) / WEIGHTS
-    if not path.is_file():
-        raise FrozenbridgeError(f"{path}: no trained connector here; run `dvc repro` to train it")
+    state = saved_module.read_weights(directory, "run `dvc repro` to train it", WEIGHTS, "no trained connector here")
     try:
         connector = Connector(**config["connector"])
-        connector.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-    except (RuntimeError, KeyError, TypeError, EOFError) as err:
-        raise FrozenbridgeError(f"{path}: unreadable connector ({err}); retrain the run") from None
+        connector.load_state_dict(state)
+    except (RuntimeError, KeyError, TypeError) as err:
+        raise FrozenbridgeError(f"{Path(directory) / WEIGHTS}: unreadable connector ({err}); retrain the run") from None
     return connector
 
 

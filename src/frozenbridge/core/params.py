@@ -14,17 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frozenbridge.core.config import (
-    choice,
-    device,
-    distinct_integers,
-    field,
-    integer,
-    optional,
-    parse,
-    read_params_file,
-    text,
-)
+from frozenbridge.core.config import (choice, device, distinct_integers, field, integer, optional, parse,
+                                      read_params_file, text)
 from frozenbridge.core.errors import FrozenbridgeError
 
 SHARED_KEYS = ("seed", "device", "replicates", "vision", "language")
@@ -34,21 +25,6 @@ TOP_LEVEL_KEYS = SHARED_KEYS + STUDY_SECTIONS
 PRECISIONS = ("auto", "bf16", "fp32")  # auto: bf16 where the hardware has it (CPU bf16 instructions, CUDA), else fp32
 FEATURE_KINDS = ("patches", "pooled")
 FEATURE_DTYPES = ("float16", "bfloat16", "float32")
-
-
-def seed_param():
-    """`seed`: the base of every training seed (a study's data has its own)."""
-    return field(0, integer(0))
-
-
-def device_param():
-    """`device`: auto ($FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU), cpu, cuda or cuda:N."""
-    return field("auto", device())
-
-
-def replicates_param():
-    """`replicates`: the paired replicates every study runs (a run's seed derives from `seed` and its replicate)."""
-    return field((0, 1), distinct_integers("[0, 1]"))
 
 
 @dataclass(frozen=True)
@@ -80,6 +56,23 @@ class StudyParams:
     @classmethod
     def load(cls, path: str | Path = "params.yaml"):
         return cls.parse(read_params_file(path))
+
+
+@dataclass(frozen=True)
+class SharedParams(StudyParams):
+    """The top-level keys every study reads; a study's Params extends this (or BackboneParams) with its section."""
+    seed: int = field(0, integer(0))  # the base of every training seed (a study's data has its own)
+    # auto ($FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU), cpu, cuda or cuda:N
+    device: str = field("auto", device())
+    # the paired replicates every study runs (a run's seed derives from `seed` and its replicate)
+    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
+
+
+@dataclass(frozen=True)
+class BackboneParams(SharedParams):
+    """SharedParams and the frozen backbones' sections, for the studies that run them."""
+    vision: VisionParams = field(VisionParams())
+    language: LanguageParams = field(LanguageParams())
 
 
 def check_replicate(params, replicate: int) -> int:

@@ -57,22 +57,23 @@ def save_module(folder: Path, module: torch.nn.Module, config: dict) -> None:
         write_module(tmp, module.state_dict(), config)
 
 
-def read_config(folder: Path, how_to_make: str) -> dict:
-    """The folder's config.json, or one line naming it and `how_to_make` (e.g. "run `dvc repro digits_language`")."""
+def read_config(folder: Path, how_to_make: str, missing: str = "not found") -> dict:
+    """The folder's config.json, or one line naming it, what is wrong (`missing` when it is absent) and
+    `how_to_make` (e.g. "run `dvc repro digits_language` first")."""
     path = Path(folder) / CONFIG
     if not path.is_file():
-        raise FrozenbridgeError(f"{path}: not found; {how_to_make}")
+        raise FrozenbridgeError(f"{path}: {missing}; {how_to_make}")
     try:
         return json.loads(path.read_text())
     except json.JSONDecodeError as err:
         raise FrozenbridgeError(f"{path}: not valid JSON ({err}); {how_to_make}") from None
 
 
-def read_weights(folder: Path, how_to_make: str, weights: str = WEIGHTS) -> dict:
-    """The folder's saved state, on the CPU, or one line naming the file and `how_to_make`."""
+def read_weights(folder: Path, how_to_make: str, weights: str = WEIGHTS, missing: str = "not found") -> dict:
+    """The folder's saved state, on the CPU, or one line naming the file, what is wrong and `how_to_make`."""
     path = Path(folder) / weights
     if not path.is_file():
-        raise FrozenbridgeError(f"{path}: not found; {how_to_make}")
+        raise FrozenbridgeError(f"{path}: {missing}; {how_to_make}")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except (RuntimeError, EOFError, OSError, ValueError) as err:

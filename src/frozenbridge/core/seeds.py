@@ -9,8 +9,12 @@ then the part and the replicate. Same path, same numbers, on every machine.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
+
+if TYPE_CHECKING:
+    import torch
 
 
 def seed_sequence(*path: int) -> np.random.SeedSequence:
@@ -31,6 +35,8 @@ def rng(*path: int) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(*path))
 
 
-def generator(value: int) -> torch.Generator:
+def generator(value: int) -> "torch.Generator":
     """A torch Generator started at `value` (a seed_int), for draws that must not touch torch's global state."""
+    import torch  # only here: the data stages derive their seeds without torch
+
     return torch.Generator().manual_seed(value)

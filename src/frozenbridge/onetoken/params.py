@@ -7,15 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frozenbridge.core.config import choice, field, fraction, integer, number, optional, text
-from frozenbridge.core.params import (
-    PRECISIONS,
-    LanguageParams,
-    StudyParams,
-    VisionParams,
-    device_param,
-    replicates_param,
-    seed_param,
-)
+from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.core.schedule import SCHEDULES
 
 SCORER_TOWERS = ("adaptor", "linear")  # retrieval towers that can embed any text (the scratch tower knows its words)
@@ -71,12 +63,7 @@ class OneTokenParams:
 
 
 @dataclass(frozen=True)
-class Params(StudyParams):
-    seed: int = seed_param()
-    device: str = device_param()
-    replicates: tuple[int, ...] = replicates_param()
-    vision: VisionParams = field(VisionParams())  # the shapes features the retrieval study's projection reads
-    language: LanguageParams = field(LanguageParams())
+class Params(BackboneParams):  # vision: the shapes features the retrieval study's projection reads
     onetoken: OneTokenParams = field(OneTokenParams())
 
 

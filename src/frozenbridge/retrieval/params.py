@@ -7,15 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frozenbridge.core.config import choice, fail, field, fraction, integer, names, number
-from frozenbridge.core.params import (
-    PRECISIONS,
-    LanguageParams,
-    StudyParams,
-    VisionParams,
-    device_param,
-    replicates_param,
-    seed_param,
-)
+from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.shapes.interface import ShapesParams
 
 TOWERS = ("adaptor", "linear", "scratch", "vision_text")
@@ -62,21 +54,17 @@ class RetrievalParams:
     # text towers trained on the same loss and data, one run each per replicate; vision_text (CLIP's or SigLIP's own
     # text tower) needs vision.name to be such a model
     towers: tuple[str, ...] = field(("adaptor", "linear", "scratch"), names(TOWERS))
-    dim: int = field(128, integer())  # the shared space both sides are projected into
     adaptor: AdaptorParams = field(AdaptorParams())
     scratch: ScratchParams = field(ScratchParams())
     train: RetrievalTrainParams = field(RetrievalTrainParams())
+    dim: int = field(128, integer())  # the shared space both sides are projected into
 
 
 @dataclass(frozen=True)
-class Params(StudyParams):
-    seed: int = seed_param()
-    device: str = device_param()
-    replicates: tuple[int, ...] = replicates_param()
-    vision: VisionParams = field(VisionParams())
-    language: LanguageParams = field(LanguageParams())
-    shapes: ShapesParams = field(ShapesParams())
+class Params(BackboneParams):
+    """The study's section, and the shapes study's: the pictures it trains on and how their short captions are drawn."""
     retrieval: RetrievalParams = field(RetrievalParams())
+    shapes: ShapesParams = field(ShapesParams())
 
     def validate(self, key: str) -> None:
         if "vision_text" in self.retrieval.towers and self.vision.name == "efficientnet-lite0":

@@ -9,15 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frozenbridge.core.config import boolean, choice, fail, field, fraction, integer, names, number, optional, span
-from frozenbridge.core.params import (
-    PRECISIONS,
-    LanguageParams,
-    StudyParams,
-    VisionParams,
-    device_param,
-    replicates_param,
-    seed_param,
-)
+from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.core.schedule import SCHEDULES
 from frozenbridge.shapes.data.draw import most_that_fit
 from frozenbridge.shapes.data.vocab import COLORS, KINDS, RECIPE_NAMES
@@ -130,12 +122,7 @@ class ShapesParams:
 
 
 @dataclass(frozen=True)
-class Params(StudyParams):
-    seed: int = seed_param()
-    device: str = device_param()
-    replicates: tuple[int, ...] = replicates_param()
-    vision: VisionParams = field(VisionParams())
-    language: LanguageParams = field(LanguageParams())
+class Params(BackboneParams):
     shapes: ShapesParams = field(ShapesParams())
 
 

@@ -22,7 +22,7 @@ class Row:
     median: float
     low: float  # the lowest and highest replicate (equal to the median for one model, or a count)
     high: float
-    unit: str  # "%", "points", "of 1" (a share), "of N" (replicates)
+    unit: str  # "%", "points", "of 1" (a fraction: accuracy, recall), "share" (a fraction shown as %), "of N"
 
 
 def _spread(s: dict) -> tuple[float, float, float]:
@@ -75,32 +75,22 @@ def digits_rows(folder: Path) -> list[Row]:
 
 
 def retrieval_rows(folder: Path) -> list[Row]:
-    recall = read_json_if_present(folder / "recall.json")
-    rows: list[Row] = []
-    if not recall:
-        return rows
+    towers = (read_json_if_present(folder / "recall.json") or {}).get("towers", {})
     labels = {"adaptor": "frozen LM + adaptor", "scratch": "text tower from scratch"}
-    for tower, label in labels.items():
-        t = recall["towers"].get(tower)
-        if t is not None:
-            rows.append(Row("retrieval", f"{tower}_long_heldout_r1",
-                            f"{label}: long captions of held-out pictures, image→text R@1",
-                            *_spread(t["recall"]["heldout"]["long"]["image_to_text"]["R@1"]), "of 1"))
-    return rows
+    return [Row("retrieval", f"{tower}_long_heldout_r1", f"{label}: long captions of held-out pictures, image→text R@1",
+                *_spread(towers[tower]["recall"]["heldout"]["long"]["image_to_text"]["R@1"]), "of 1")
+            for tower, label in labels.items() if tower in towers]
 
 
 def onetoken_rows(folder: Path) -> list[Row]:
     scores = read_json_if_present(folder / "scores.json")
-    rows: list[Row] = []
     if not scores:
-        return rows
+        return []
     med = scores["median"]
-    if scores.get("available") and med.get("share_of_gap"):
-        rows.append(Row("onetoken", "share_of_gap", "share of the untrained-to-true-caption agreement gap closed",
-                        *_spread(med["share_of_gap"]), "of 1"))
-    rows.append(Row("onetoken", "exact", "test captions exactly right from the pooled vector",
-                    *_spread(med["trained"]["exact"]), "%"))
-    return rows
+    share = [Row("onetoken", "share_of_gap", "share of the untrained-to-true-caption agreement gap closed",
+                 *_spread(med["share_of_gap"]), "share")] if scores.get("available") and med.get("share_of_gap") else []
+    return [*share, Row("onetoken", "exact", "test captions exactly right from the pooled vector",
+                        *_spread(med["trained"]["exact"]), "%")]
 
 
 def headline_rows(metrics: Path) -> list[Row]:
@@ -109,8 +99,9 @@ def headline_rows(metrics: Path) -> list[Row]:
 
 
 def headline(metrics: Path) -> dict:
-    """{study: {key: median}}, what metrics/headline.json holds."""
+    """{"headline": {study: {key: median}}}, what metrics/headline.json holds: `dvc exp show` names its columns
+    headline.<study>.<key>, so `--keep '^headline\\.'` finds them all and nothing else."""
     out: dict = {}
     for r in headline_rows(metrics):
         out.setdefault(r.study, {})[r.key] = r.median
-    return out
+    return {"headline": out}

@@ -85,11 +85,12 @@ def gpu_table(saved: dict) -> list[str]:
 
 
 def _value(r: Row) -> str:
+    """median [low–high] in the row's unit (a count of replicates as "k of n")."""
     def fmt(v: float) -> str:
-        return f"{v:.3f}" if r.unit == "of 1" else f"{v:g}"
+        return f"{v:.3f}" if r.unit == "of 1" else f"{100 * v:.1f}" if r.unit == "share" else f"{v:g}"
     if r.unit.startswith("of ") and r.unit != "of 1":
         return f"{r.median:g} {r.unit}"
-    suffix = "%" if r.unit == "%" else ""
+    suffix = "%" if r.unit in ("%", "share") else ""
     cell = f"{fmt(r.median)}{suffix}"
     return cell if r.low == r.high else f"{cell} [{fmt(r.low)}–{fmt(r.high)}]"
 

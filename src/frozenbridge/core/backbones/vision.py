@@ -124,14 +124,8 @@ class HFVision(VisionEncoder):
     """
 
     def __init__(self, name: str, features: str, layer: int | None, key: str = "vision"):
-        from transformers import (
-            AutoConfig,
-            AutoImageProcessor,
-            AutoModel,
-            CLIPVisionModel,
-            CLIPVisionModelWithProjection,
-            SiglipVisionModel,
-        )
+        from transformers import (AutoConfig, AutoImageProcessor, AutoModel, CLIPVisionModel,
+                                  CLIPVisionModelWithProjection, SiglipVisionModel)
 
         config = load_pretrained(AutoConfig.from_pretrained, name, f"{key}.name")
         family = config.model_type

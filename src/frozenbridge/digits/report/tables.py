@@ -1,10 +1,10 @@
-"""The digits study's README table, from metrics/digits/, beside the reference's numbers."""
+"""The digits study's report table, from metrics/digits/, beside the reference's numbers."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.core.summary import read_all
 
 # tiny-models-digit-captioning (the reference): its classifier's test accuracy, its 8-token adapter after 24 epochs,
 # and what it says of one prefix token ("barely beat chance", no number given)
@@ -19,11 +19,9 @@ def _spread(s: dict) -> str:
 
 
 def digits_results(metrics: Path) -> list[str]:
-    folder = metrics / "digits"
-    data, cls = read_json_if_present(folder / "data.json"), read_json_if_present(folder / "classifier.json")
-    lang, adapter = read_json_if_present(folder / "language.json"), read_json_if_present(folder / "adapter.json")
-    if not (data and cls and lang and adapter):
+    if (found := read_all(metrics / "digits", "data.json", "classifier.json", "language.json", "adapter.json")) is None:
         return []
+    data, cls, lang, adapter = found
     by = adapter["by_tokens"]
     rows = [f"**Digits study** (`metrics/digits/`): {data['source']}; {data['train']:,} training and {data['test']:,} "
             f"test pictures. The classifier ({cls['parameters']:,} parameters, a {cls['vector_width']}-number vector "

@@ -4,12 +4,10 @@ of the classifier's accuracy reached, what was written before and after training
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
-from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.core.summary import spread
+from frozenbridge.core.summary import read_results, spread
 from frozenbridge.digits.paths import RUNS, adapter_dir
 
 CHANCE = 0.1
@@ -17,14 +15,8 @@ CHANCE = 0.1
 
 def load_results(tokens: tuple[int, ...], replicates: tuple[int, ...], runs: Path = RUNS) -> dict:
     """{tokens: {replicate: result.json}}, one clear line for the first run missing."""
-    out: dict = {}
-    for t in tokens:
-        for r in replicates:
-            path = adapter_dir(t, r, runs) / "result.json"
-            if not path.is_file():
-                raise FrozenbridgeError(f"{path}: not found; run `dvc repro digits_train` first")
-            out.setdefault(t, {})[r] = json.loads(path.read_text())
-    return out
+    return read_results({(t, r): adapter_dir(t, r, runs) / "result.json" for t in tokens for r in replicates},
+                        "digits_train")
 
 
 def summarize(results: dict, ceiling: float) -> dict:

@@ -5,15 +5,13 @@ check of the scoring space itself."""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.core.summary import spread
+from frozenbridge.core.summary import read_results, spread
 from frozenbridge.onetoken.data.features import PictureFeatures
 from frozenbridge.onetoken.evaluation.scorers import NotAvailable, Scorer, retrieval_scorer, vision_text_scorer
 from frozenbridge.onetoken.paths import RUNS, run_dir
@@ -24,13 +22,8 @@ KINDS = ("floor", "trained")
 
 
 def load_results(replicates: tuple[int, ...], runs: Path = RUNS) -> dict[int, dict]:
-    out = {}
-    for rep in replicates:
-        path = run_dir(rep, runs) / "result.json"
-        if not path.is_file():
-            raise FrozenbridgeError(f"{path}: not found; run `dvc repro onetoken_train` first")
-        out[rep] = json.loads(path.read_text())
-    return out
+    """{replicate: result.json}, one clear line for the first run missing."""
+    return read_results({(rep,): run_dir(rep, runs) / "result.json" for rep in replicates}, "onetoken_train")
 
 
 def pick_scorer(params, params_file: Path, test: PictureFeatures, n: int, device: torch.device) -> Scorer:
@@ -51,7 +44,7 @@ def share(floor: float, trained: float, ceiling: float) -> float | None:
 
 
 def score(results: dict[int, dict], test: PictureFeatures, scorer: Scorer | None, why: str | None) -> dict:
-    """Every number the README and figures show; with no scorer, the caption numbers and `why` alone."""
+    """Every number the report and figures show; with no scorer, the caption numbers and `why` alone."""
     n = len(next(iter(results.values()))["captions"])
     truth = [list(c) for c in test.captions[:n]]
     out = {"pictures": n, "scorer": scorer.name if scorer else None, "available": scorer is not None, "why": why,

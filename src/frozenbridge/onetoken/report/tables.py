@@ -1,4 +1,4 @@
-"""The one-token study's README tables, from metrics/onetoken/ (and the main study's caption scores beside them),
+"""The one-token study's report tables, from metrics/onetoken/ (and the main study's caption scores beside them),
 next to the reference's numbers."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.core.summary import read_all, read_json_if_present
 
 # clip-qwen-photo-captioning (the reference): CLIP ViT-B/32 -> one token -> Qwen3-0.6B, 2,000 Flickr30k pairs, 3 seeds
 REFERENCE = {"floor": 0.1897, "trained": 0.2125, "ceiling": 0.3280, "share": (0.282, 0.126, 0.086),
@@ -89,10 +89,9 @@ def reading(m: dict, shapes: dict | None) -> str:
 
 
 def onetoken_results(metrics: Path) -> list[str]:
-    folder = metrics / "onetoken"
-    encode, m = read_json_if_present(folder / "encode.json"), read_json_if_present(folder / "scores.json")
-    if not (encode and m):
+    if (found := read_all(metrics / "onetoken", "encode.json", "scores.json")) is None:
         return []
+    encode, m = found
     train = encode["splits"]["train"]
     head = (f"**One-token study** (`metrics/onetoken/`): {train['pictures']:,} training pictures of "
             f"`{encode['folder']}`, each one pooled vector of {encode['width']} numbers from {encode['encoder']}, "

@@ -1,10 +1,10 @@
-"""The retrieval study's README tables, from metrics/retrieval/, beside LLM2CLIP's numbers."""
+"""The retrieval study's report tables, from metrics/retrieval/, beside LLM2CLIP's numbers."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.core.summary import read_all
 from frozenbridge.retrieval.data.texts import LENGTHS
 from frozenbridge.retrieval.summary.replicates import KS, TEST_LABELS, TOWER_LABELS, WAYS
 from frozenbridge.shapes.data.vocab import TESTS
@@ -86,10 +86,9 @@ def phrasing_table(m: dict) -> list[str]:
 
 
 def retrieval_results(metrics: Path) -> list[str]:
-    folder = metrics / "retrieval"
-    embed, m = read_json_if_present(folder / "embed.json"), read_json_if_present(folder / "recall.json")
-    if not (embed and m):
+    if (found := read_all(metrics / "retrieval", "embed.json", "recall.json")) is None:
         return []
+    embed, m = found
     lang = embed["language"]
     return [f"**Retrieval study** (`metrics/retrieval/`): {embed['texts']:,} distinct captions embedded once by the "
             f"frozen {lang['name']} ({lang['pool']} of its last hidden states, {lang['width']} numbers); each picture "

@@ -3,11 +3,9 @@ range), chance, and the phrasing diagnostic; its plot rows. Reads JSON only (no 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.core.summary import spread
+from frozenbridge.core.summary import read_results, spread
 from frozenbridge.retrieval.data.texts import LENGTHS
 from frozenbridge.retrieval.paths import RUNS, run_dir
 from frozenbridge.shapes.interface import TESTS
@@ -21,18 +19,12 @@ TEST_LABELS = {"seen": "seen pairs", "heldout": "held-out pairs"}
 
 def load_results(towers: tuple[str, ...], replicates: tuple[int, ...], runs: Path = RUNS) -> dict:
     """{tower: {replicate: result.json}}, one clear line for the first run missing."""
-    out: dict = {}
-    for tower in towers:
-        for rep in replicates:
-            path = run_dir(tower, rep, runs) / "result.json"
-            if not path.is_file():
-                raise FrozenbridgeError(f"{path}: not found; run `dvc repro retrieval_train` first")
-            out.setdefault(tower, {})[rep] = json.loads(path.read_text())
-    return out
+    return read_results({(tower, rep): run_dir(tower, rep, runs) / "result.json" for tower in towers
+                         for rep in replicates}, "retrieval_train")
 
 
 def summarize(results: dict) -> dict:
-    """Every number the README and figure show, from the runs' results."""
+    """Every number the report and figure show, from the runs' results."""
     first = next(iter(next(iter(results.values())).values()))
     out = {"chance": first["chance"], "towers": {}, "phrasing_before": {}}
     for tower, reps in results.items():

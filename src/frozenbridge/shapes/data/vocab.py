@@ -1,7 +1,7 @@
 """The shapes study's vocabulary in one place, importable without torch: colors and kinds, recipe names, tasks,
 conditions, test sets, the prompts, and the wrong-picture rule.
 
-Summaries, figures and README tables read these names; training and evaluation spell nothing of their own.
+Summaries, figures and report tables read these names; training and evaluation spell nothing of their own.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""README tables of the shapes study's analyses: paired replicates, wrong answers, probes, the language model's text,
+"""Report tables of the shapes study's analyses: paired replicates, wrong answers, probes, the language model's text,
 pictures in the sequence and what they cost, the capacity check and the receipts; every number from metrics/shapes/."""
 
 from __future__ import annotations
+
+from frozenbridge.core.summary import markdown_table
 
 
 def _range(s: dict) -> str:
@@ -11,35 +13,25 @@ def _range(s: dict) -> str:
 
 def paired_analysis_table(pairs: dict) -> list[str]:
     """metrics/shapes/paired.json: per pair, test set and task, replicates ahead / tied / behind and the median difference."""
-    if not pairs:
-        return []
-    rows = ["Paired replicates (`metrics/shapes/paired.json`): in how many replicates the first recipe of the pair had more "
-            "questions right, as many, or fewer, and the median of the per-replicate differences (first − second, in "
-            "questions of the number given):", "",
-            "| pair | test pairs | task | ahead | tied | behind | median difference |", "|---|---|---|---:|---:|---:|---:|"]
-    for name, tests in pairs.items():
-        for test in ("heldout", "seen"):
-            for task, c in tests.get(test, {}).items():
-                rows.append(f"| {name} | {test} | {task} | {c['ahead']} | {c['tied']} | {c['behind']} | "
-                            f"{c['median_difference']:+g} of {c['items']} |")
-    return rows + [""]
+    cells = [(name, test, task, c["ahead"], c["tied"], c["behind"], f"{c['median_difference']:+g} of {c['items']}")
+             for name, tests in pairs.items() for test in ("heldout", "seen") for task, c in tests.get(test, {}).items()]
+    return markdown_table("Paired replicates (`metrics/shapes/paired.json`): in how many replicates the first recipe of "
+                          "the pair had more questions right, as many, or fewer, and the median of the per-replicate "
+                          "differences (first − second, in questions of the number given):",
+                          ["pair", "test pairs", "task", "ahead", "tied", "behind", "median difference"], cells, left=3)
 
 
 def wrong_answers_table(wrong: dict) -> list[str]:
     """metrics/shapes/wrong_answers.json: where held-out wrong colors come from, beside chance."""
-    if not wrong:
-        return []
-    rows = ["Wrong answers on held-out pairs, all replicates (`metrics/shapes/wrong_answers.json`): a color of another shape "
-            "in the picture or not; of those in the picture, the nearest shape's color and one of the asked kind's two "
-            "most common training colors, each beside what picking one of the picture's other shapes at random gives:",
-            "", "| recipe | task | wrong | in picture | not in it | not a color | nearest (chance) | common (chance) |",
-            "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for recipe, tasks in wrong.items():
-        for task, c in tasks.items():
-            rows.append(f"| {recipe} | {task} | {c['wrong']} | {c['in_picture']} | {c['not_in_picture']} | "
-                        f"{c['not_a_color']} | {c['nearest']} ({c['nearest_chance']:g}) | "
-                        f"{c['common']} ({c['common_chance']:g}) |")
-    return rows + [""]
+    cells = [(recipe, task, c["wrong"], c["in_picture"], c["not_in_picture"], c["not_a_color"],
+              f"{c['nearest']} ({c['nearest_chance']:g})", f"{c['common']} ({c['common_chance']:g})")
+             for recipe, tasks in wrong.items() for task, c in tasks.items()]
+    return markdown_table("Wrong answers on held-out pairs, all replicates (`metrics/shapes/wrong_answers.json`): a "
+                          "color of another shape in the picture or not; of those in the picture, the nearest shape's "
+                          "color and one of the asked kind's two most common training colors, each beside what picking "
+                          "one of the picture's other shapes at random gives:",
+                          ["recipe", "task", "wrong", "in picture", "not in it", "not a color", "nearest (chance)",
+                           "common (chance)"], cells, left=2)
 
 
 def perplexity_table(text: dict) -> list[str]:
@@ -130,18 +122,17 @@ def image_cost_table(cost: dict, bench: dict | None) -> list[str]:
 
 def capacity_table(cap: dict) -> list[str]:
     """metrics/shapes/capacity.json (on demand): stage 1 merged vs unmerged vs unmerged size-matched."""
-    if not cap:
-        return []
-    rows = ["The capacity check (on demand: `dvc unfreeze shapes_capacity && dvc repro shapes_capacity`; `metrics/shapes/capacity.json`): stage 1 "
-            "from scratch three ways; exact seen-pair captions, final loss and seconds a step, median over replicates "
-            "(each replicate's exact captions in brackets):", "",
-            "| connector | image tokens | parameters | exact captions, % | final loss | s a step |",
-            "|---|---:|---:|---:|---:|---:|"]
-    for name, c in cap.items():
+    def exact(c: dict) -> str:
         each = ", ".join(f"{r['exact']:g}" for r in c["runs"])
-        rows.append(f"| {name} | {c['tokens']} | {c['connector_params']:,} | {c['exact']:.2f} ({each}) | "
-                    f"{c['final_loss']:.4f} | {c['step_seconds']:.2f} |")
-    return rows + [""]
+        return f"{c['exact']:.2f} ({each})"
+    cells = [(name, c["tokens"], f"{c['connector_params']:,}", exact(c), f"{c['final_loss']:.4f}",
+              f"{c['step_seconds']:.2f}") for name, c in cap.items()]
+    return markdown_table("The capacity check (on demand: `dvc unfreeze shapes_capacity && dvc repro shapes_capacity`; "
+                          "`metrics/shapes/capacity.json`): stage 1 from scratch three ways; exact seen-pair captions, "
+                          "final loss and seconds a step, median over replicates (each replicate's exact captions in "
+                          "brackets):",
+                          ["connector", "image tokens", "parameters", "exact captions, %", "final loss", "s a step"],
+                          cells)
 
 
 def receipts_table(rec: dict) -> list[str]:

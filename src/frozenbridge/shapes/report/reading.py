@@ -1,4 +1,4 @@
-"""The README's reading of the default run: what it shows and what it cannot, in sentences whose every number comes
+"""The results page's reading of the default run: what it shows and what it cannot, in sentences whose every number comes
 from metrics/shapes/ (scores.json, controls.json, replicates.json), so the prose stays as true as the tables."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def spread_sentence(scores: dict) -> str | None:
     span, recipe, test, task = max(spans)
     return (f"**What it cannot show.** Replicates disagree by up to {span:g} points ({recipe}, {task}, {test} "
             "pairs), so a difference between two recipes' medians smaller than their ranges is not a finding here; "
-            "the five-seed follow-up (What to run next) is one command.")
+            "the five-seed follow-up (docs/shapes.md, What to run next) is one command.")
 
 
 def reading(scores: dict, controls: dict, reps: dict | None) -> list[str]:

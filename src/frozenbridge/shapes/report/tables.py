@@ -1,6 +1,6 @@
 """The shapes study's report tables, made from metrics/shapes/ and bench/ (the convergence sweep): every number computed.
 
-`python -m frozenbridge.tools.report` puts them into the README beside the benchmark tables.
+`python -m frozenbridge.tools.report` puts them into docs/results.md beside the benchmark tables.
 """
 
 from __future__ import annotations
@@ -9,17 +9,9 @@ from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.shapes.data.vocab import SPLITS, TASKS, TESTS
-from frozenbridge.shapes.report.analysis_tables import (
-    _range,
-    capacity_table,
-    image_cost_table,
-    paired_analysis_table,
-    perplexity_table,
-    probes_table,
-    receipts_table,
-    text_table,
-    wrong_answers_table,
-)
+from frozenbridge.shapes.report.analysis_tables import (_range, capacity_table, image_cost_table, paired_analysis_table,
+                                                        perplexity_table, probes_table, receipts_table, text_table,
+                                                        wrong_answers_table)
 from frozenbridge.shapes.report.reading import reading
 
 
@@ -224,6 +216,6 @@ BENCH_FILES = ("converge.json", "converge-heldout.json")  # bench/ files these t
 HEADLINE_REFERENCE = {
     "caption_exact_seen": "75.8% (91 of 120)", "caption_exact_heldout": "52.5% (63 of 120)",
     "caption_qa_binding_gap_seen": "69", "caption_qa_leftmost_gap_seen": "70",
-    "caption_qa_binding_heldout": "76 (seeds 40, 76, 81)", "qa_binding_heldout": "40 (seeds 22, 40, 77)",
+    "caption_qa_binding_heldout": "76% (seeds 40, 76, 81)", "qa_binding_heldout": "40% (seeds 22, 40, 77)",
     "caption_qa_ahead_heldout_binding": "5 of 5 (five-seed follow-up)",
 }

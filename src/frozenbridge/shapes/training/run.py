@@ -51,9 +51,9 @@ def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, 
                     stage1_digest: str | None) -> str:
     """What the run's numbers depend on; the checkpoint interval and the evaluation settings are left out."""
     p = dataclasses.asdict(params)
-    p.pop("evaluate")
-    p["train"].pop("checkpoint_every")
-    p["train"].pop("processes")
+    p["shapes"].pop("evaluate")
+    p["shapes"]["train"].pop("checkpoint_every")
+    p["shapes"]["train"].pop("processes")
     _, size = world()  # under torchrun every process resumes the same checkpoint
     where = str(device) if size == 1 else f"{device.type} x{size}"
     return fingerprint({"params": p, "run": run, "device": where, "bf16": bf16, "features": data_meta,
