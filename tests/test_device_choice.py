@@ -95,7 +95,7 @@ def test_two_data_parallel_runs_get_disjoint_gpus(three_gpus):
     assert picked == [device.torch.device("cuda", 2), device.torch.device("cuda", 1)]
     kept += device._held.values()
     device._held.clear()
-    with pytest.raises(device.FrozenbridgeError, match="train.processes = 3: every one of the 3 GPU"):
+    with pytest.raises(device.FrozenbridgeError, match="processes = 3: every one of the 3 GPU"):
         device.gpu_of_its_own(3)
     for f in [other, *kept]:
         f.close()
@@ -118,7 +118,7 @@ def test_more_processes_than_gpus_fail_before_torchrun_starts(three_gpus, monkey
 
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     monkeypatch.setattr(data_parallel.subprocess, "call", lambda cmd: pytest.fail(f"started {cmd}"))
-    with pytest.raises(device.FrozenbridgeError, match="train.processes = 4 needs a GPU for each process and this "
+    with pytest.raises(device.FrozenbridgeError, match="processes = 4 needs a GPU for each process and this "
                                                        "machine has 3"):
         data_parallel.launch(4, "auto")
 
@@ -131,7 +131,7 @@ def test_one_pinned_gpu_for_several_processes_is_refused(three_gpus, monkeypatch
     monkeypatch.delenv(device.DEVICE_ENV, raising=False)
     monkeypatch.setattr(data_parallel.subprocess, "call", lambda cmd: pytest.fail(f"started {cmd}"))
     with pytest.raises(device.FrozenbridgeError, match=r"params.yaml: device = 'cuda:1' is not allowed with "
-                                                       r"train.processes = 2; expected auto or cuda"):
+                                                       r"processes = 2; expected auto or cuda"):
         data_parallel.launch(2, "cuda:1")
     monkeypatch.setenv(device.DEVICE_ENV, "cuda:2")
     with pytest.raises(device.FrozenbridgeError, match=rf"{device.DEVICE_ENV} = 'cuda:2' is not allowed"):

@@ -54,7 +54,8 @@ def simple_commands(line: str) -> list[list[str]]:
 
 
 def placeholder(word: str) -> bool:
-    return "<" in word or ">" in word or "${" in word or word.isupper() or word == "..."
+    """<stage>, NAME, ${VAR}, ...: a slot for the reader to fill, not a value to check."""
+    return "<" in word or ">" in word or "${" in word or word == "..." or re.fullmatch(r"[A-Z][A-Z0-9_]+", word) is not None
 
 
 def all_commands() -> list[tuple[str, list[str]]]:

@@ -62,7 +62,7 @@ def test_placement_no_overlap_and_distinct_order():
 
 
 def test_too_many_shapes_fails_clearly():
-    with pytest.raises(FrozenbridgeError, match="data.shapes or data.shape_size"):
+    with pytest.raises(FrozenbridgeError, match="shapes.data.shapes or shapes.data.shape_size"):
         place(np.random.default_rng(0), [("red", "circle")] * 9, 64, (0.4, 0.5))
 
 

@@ -1,10 +1,10 @@
 """`frozenbridge`: use a trained run on your own pictures, or draw a test picture.
 
-    frozenbridge caption runs/caption_qa/0/model photo.png other.jpg   # a caption per picture
-    frozenbridge caption runs/onetoken/0/model photo.png               # the one-token study's run
-    frozenbridge ask runs/caption_qa/0/model photo.png "What color is the circle?"
-    frozenbridge draw --seed 3 picture.png                             # a shapes picture, its caption, questions
-    frozenbridge folder nlphuji/flickr30k data/flickr --split test --limit 2000   # a cached dataset as a folder
+    frozenbridge caption runs/shapes/caption_qa/0/model photo.png other.jpg  # a caption per picture
+    frozenbridge caption runs/onetoken/0/model photo.png                      # the one-token study's run
+    frozenbridge ask runs/shapes/caption_qa/0/model photo.png "What color is the circle?"
+    frozenbridge draw --seed 3 picture.png                                    # a shapes picture, its caption
+    frozenbridge folder nlphuji/flickr30k data/flickr --split test --limit 2000  # a cached dataset as a folder
 
 A run directory describes itself (config.json names the encoder, the language model and the connector), so no
 params.yaml is read. Add --json for machine-readable output. Every problem is one line on stderr and exit 2.
@@ -81,7 +81,7 @@ def ask(args) -> list[dict]:
     run, encoder = _load(args.run, args.device)
     if run.config.get("captioning"):
         raise FrozenbridgeError(f"{args.run}: this run was trained to caption only (the one-token study); use "
-                                "`frozenbridge caption`, or a shapes run with questions (runs/caption_qa/0/model)")
+                                "`frozenbridge caption`, or a shapes run with questions (runs/shapes/caption_qa/0/model)")
     answer = _reply(run, encoder, pictures, question_prompt(args.question.strip()), args.max_tokens)[0]
     return [{"picture": args.picture, "question": args.question.strip(), "answer": answer}]
 
@@ -146,7 +146,7 @@ def parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("caption", parents=[common, model], help="a caption for each picture",
                        description="Caption each picture with a trained run (RUN: a directory with config.json, "
-                                   "e.g. runs/caption_qa/0/model).")
+                                   "e.g. runs/shapes/caption_qa/0/model).")
     c.add_argument("run", help="a trained run's directory")
     c.add_argument("pictures", nargs="+", help="picture files (PNG, JPEG, ...)")
     c.set_defaults(func=caption)

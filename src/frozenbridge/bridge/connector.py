@@ -44,7 +44,7 @@ class Connector(nn.Module):
 
     def __init__(self, feature_shape: list[int], out_dim: int, merge: int = 2, hidden: int | None = None,
                  prefix_tokens: int = 1, order: str = "rows", norm: bool = False, positions: bool = False,
-                 init_scale: float = 1.0):
+                 init_scale: float = 1.0, key: str = "connector"):
         super().__init__()
         self.order, self.feature_shape = order, list(feature_shape)
         hidden = hidden or out_dim
@@ -55,7 +55,7 @@ class Connector(nn.Module):
         else:
             rows, cols, width = feature_shape
             if merge > min(rows, cols):
-                raise FrozenbridgeError(f"params.yaml: connector.merge = {merge} is not allowed for a {rows}x{cols} "
+                raise FrozenbridgeError(f"params.yaml: {key}.merge = {merge} is not allowed for a {rows}x{cols} "
                                         f"feature grid; expected 1..{min(rows, cols)}")
             self.grid, self.k = (rows, cols), merge
             self.n_out = -(-rows // merge) * -(-cols // merge)

@@ -31,20 +31,20 @@ def world() -> tuple[int, int]:
     return 0, 1
 
 
-def launch(processes: int, device: str | None = None) -> None:
+def launch(processes: int, device: str | None = None, key: str = "processes") -> None:
     """Run this script again under torchrun as `processes` processes, and exit with their status, unless it is one
     of them already (or one process is asked for): the way a stage becomes data-parallel with no change to its
     command line in dvc.yaml. `device` is params.yaml's; on GPUs each process needs its own, so a device naming one
     GPU or more processes than GPUs fail here, before anything starts (core.device.gpus_for_processes)."""
     if processes <= 1 or "WORLD_SIZE" in os.environ:
         return
-    gpus_for_processes(processes, device)
+    gpus_for_processes(processes, device, key)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}",
            sys.argv[0], *sys.argv[1:]]
     sys.exit(subprocess.call(cmd))
 
 
-def init_from_env(use_cuda: bool | None = None) -> torch.device | None:
+def init_from_env(use_cuda: bool | None = None, key: str = "processes") -> torch.device | None:
     """Join the process group torchrun describes in the environment (NCCL on GPUs, gloo on CPUs) and return this
     process's device (`use_cuda`: default, when CUDA is available); None when the script was not started by
     torchrun (one process). On GPUs each process claims its own (core.device.gpu_of_its_own), so two runs started
@@ -53,7 +53,7 @@ def init_from_env(use_cuda: bool | None = None) -> torch.device | None:
     if size <= 1:
         return None
     use_cuda = torch.cuda.is_available() if use_cuda is None else use_cuda
-    device = gpu_of_its_own(size) if use_cuda else torch.device("cpu")
+    device = gpu_of_its_own(size, key) if use_cuda else torch.device("cpu")
     if use_cuda:
         torch.cuda.set_device(device)
     if not dist.is_initialized():

@@ -3,7 +3,7 @@
 With several GPUs, `auto` spreads the processes that start at the same time (DVC queue workers, `dvc queue start
 -j 4` on a 4-GPU box): each takes the GPU with the most free memory that no other frozenbridge process holds, and
 holds it (an exclusive lock on a file in the temp directory, released when the process ends). When every GPU is
-held, it shares the one with the most free memory. The processes of a data-parallel run (`train.processes`,
+held, it shares the one with the most free memory. The processes of a data-parallel run (`shapes.train.processes`,
 under torchrun) claim their GPUs the same way but never share one: two such runs started by queue workers get
 disjoint sets of GPUs. Free memory is read through NVML when nvidia-ml-py is installed (`pip install
 nvidia-ml-py`), which opens no CUDA context; without it, CUDA reads it, which opens one on every GPU in the
@@ -62,19 +62,20 @@ def pick_device(requested: str | None = None) -> torch.device:
     return torch.device(name)
 
 
-def gpus_for_processes(processes: int, requested: str | None = None) -> bool:
+def gpus_for_processes(processes: int, requested: str | None = None, key: str = "processes") -> bool:
     """Whether the `processes` processes of a data-parallel run go on GPUs, one each (checked before they start):
-    a device naming one GPU (params.yaml or $FROZENBRIDGE_DEVICE), or fewer GPUs than processes, is refused."""
+    a device naming one GPU (params.yaml or $FROZENBRIDGE_DEVICE), or fewer GPUs than processes, is refused. `key` is
+    the params key that asked for the processes, for the error line."""
     if not wants_cuda(requested):
         return False
     source, name = _named(requested)
     if name and ":" in name:
-        raise FrozenbridgeError(f"{source} = {name!r} is not allowed with train.processes = {processes}; expected "
+        raise FrozenbridgeError(f"{source} = {name!r} is not allowed with {key} = {processes}; expected "
                                 f"auto or cuda: each process takes a GPU of its own, and {name} would put them all "
                                 "on one")
     if processes > torch.cuda.device_count():
-        raise FrozenbridgeError(f"params.yaml: train.processes = {processes} needs a GPU for each process and this "
-                                f"machine has {torch.cuda.device_count()}; lower train.processes (or set device: "
+        raise FrozenbridgeError(f"params.yaml: {key} = {processes} needs a GPU for each process and this "
+                                f"machine has {torch.cuda.device_count()}; lower {key} (or set device: "
                                 "cpu for processes on CPU cores)")
     return True
 
@@ -131,14 +132,14 @@ def claim_gpu(free: list[int], share: bool = True) -> int | None:
     return order[0] if share else None
 
 
-def gpu_of_its_own(processes: int) -> torch.device:
+def gpu_of_its_own(processes: int, key: str = "processes") -> torch.device:
     """This data-parallel process's GPU (under torchrun): the freest one no other frozenbridge process holds, the
     other processes of its own run included. Fails when every GPU is held, since NCCL cannot put two processes of
     one run on one GPU."""
     free = free_memory()
     index = claim_gpu(free, share=False)
     if index is None:
-        raise FrozenbridgeError(f"train.processes = {processes}: every one of the {len(free)} GPU(s) here is held by "
+        raise FrozenbridgeError(f"{key} = {processes}: every one of the {len(free)} GPU(s) here is held by "
                                 "another frozenbridge process (of this run or another experiment); lower "
-                                "train.processes or run fewer queue workers at once")
+                                f"{key} or run fewer queue workers at once")
     return torch.device("cuda", index)

@@ -53,7 +53,7 @@ def place(rng: np.random.Generator, pairs: list[tuple[str, str]], image_size: in
             return sorted(shapes, key=lambda s: s.cx)
     raise FrozenbridgeError(
         f"could not place {len(pairs)} shapes of up to {size_range[1]:.2f} of a {image_size}px picture without overlap "
-        f"in {MAX_TRIES} tries; lower data.shapes or data.shape_size"
+        f"in {MAX_TRIES} tries; lower shapes.data.shapes or shapes.data.shape_size"
     )
 
 

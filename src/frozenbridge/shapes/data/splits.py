@@ -26,7 +26,7 @@ SCHEMA = pa.schema([
 
 
 def split_seeds(seed: int) -> dict[str, np.random.SeedSequence]:
-    """Independent streams per split from data.seed, so changing one split's size never changes another's pictures."""
+    """Independent streams per split from shapes.data.seed, so changing one split's size never changes another's pictures."""
     return spawn(SPLITS, seed)
 
 

@@ -34,7 +34,8 @@ def settings(raw: dict, feature_shape: list[int], width: int) -> dict:
 
 
 def capacity(raw: dict, data, test, lm, device, bf16) -> dict:
-    """Every setting, every replicate: stage 1 from scratch for train.stage1_steps, then exact captions."""
+    """Every setting, every replicate: stage 1 from scratch for shapes.train.stage1_steps, then exact
+    captions."""
     out: dict = {}
     shape = data.meta["output_shape"]
     for name, params in settings(raw, shape, lm.width).items():

@@ -5,8 +5,8 @@
     python -m frozenbridge.shapes.sweeps.converge --setting mine train.lr=3e-3 connector.order=columns
     python -m frozenbridge.shapes.sweeps.converge --time-steps 8  # then time each setting's step, alone on the machine
 
-A setting is a set of overrides of params.yaml keys under `shapes:` (dotted keys: train.lr, connector.merge). For every seed (a run's replicate index, so seed r is
-the pipeline's replicate r: its initial connector and caption order) stage 1 is trained from scratch on the cached
+A setting is a set of overrides of params.yaml keys under `shapes:` (dotted keys: train.lr, connector.merge). For
+every seed (a run's replicate index, so seed r is the pipeline's replicate r: its initial connector and caption order) stage 1 is trained from scratch on the cached
 training features, and every `--every` steps the captions of the first `--items` seen-pair test pictures are
 written greedily and scored by exact match. A run stops at `--steps` or once it reaches the highest threshold. A
 decaying schedule runs over the setting's `shapes.train.stage1_steps`, as in the pipeline, and stays at its floor after.

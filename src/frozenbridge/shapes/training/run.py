@@ -44,7 +44,7 @@ def new_connector(params: Params, feature_shape: list[int], width: int, seed: np
     torch.manual_seed(int(seed.generate_state(1)[0]))
     c = params.shapes.connector
     return Connector(feature_shape, width, c.merge, c.hidden, c.prefix_tokens, c.order, c.norm, c.positions,
-                     c.init_scale)
+                     c.init_scale, key="shapes.connector")
 
 
 def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, data_meta: dict,

@@ -21,11 +21,12 @@ from frozenbridge.shapes.paths import CHECKPOINTS, add_dirs
 from frozenbridge.shapes.training.split_data import SplitData, load_split
 
 log = logging.getLogger("frozenbridge")
+PROCESSES = "shapes.train.processes"  # the key that asks for data-parallel processes, for error lines
 
 
 def setup(params: Params) -> tuple[torch.device, bool, LanguageModel]:
     """Device (this process's, under torchrun), precision, the frozen language model."""
-    device = init_from_env(wants_cuda(params.device)) or pick_device(params.device)
+    device = init_from_env(wants_cuda(params.device), PROCESSES) or pick_device(params.device)
     lm, bf16 = frozen_language(params.language.name, device, params.shapes.train.precision)
     return device, bf16, lm
 
@@ -44,8 +45,8 @@ def start_training(args) -> tuple[Params, SplitData, torch.device, bool, Languag
     fails before the slow part."""
     params = load_params(args.params)
     check_replicate(params, args.replicate)
-    # train.processes > 1: this script again, under torchrun; returns in each process
-    launch(params.shapes.train.processes, params.device)
+    # shapes.train.processes > 1: this script again, under torchrun; returns in each process
+    launch(params.shapes.train.processes, params.device, PROCESSES)
     data = load_split("train", Path(args.data) / "pictures", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
     if params.shapes.train.compile:
