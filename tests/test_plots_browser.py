@@ -158,7 +158,7 @@ def test_onetoken_chart_shows_every_caption_kind_true_to_the_csv(report):
 def test_all_loss_curves_share_one_chart_coloured_by_recipe(report):
     charts = [c for c in report["charts"] if "loss" in c["title"].lower()]
     assert len(charts) == 1
-    with open(ROOT / "plots" / "loss.csv") as f:
+    with open(ROOT / "plots" / "shapes" / "loss.csv") as f:
         runs = {(r["recipe"], r["replicate"]) for r in csv.DictReader(f)}
     lines = [label_values(label) for kind, label in charts[0]["marks"] if kind == "line mark"]
     assert {tuple(v["run"].split("/")) for v in lines} == runs

@@ -2,8 +2,9 @@
 and the frozen character model, for one number of prefix tokens and one replicate.
 
 Captions every test digit greedily after each epoch (epoch 0: before any training) and writes
-runs/digits/adapter/<tokens>tok/<replicate>/ with the adapter (weights.pt, config.json), result.json (accuracy per epoch, well-formed share,
-distinct captions, trainable parameters, and a check that the language model's weights did not change) and
+runs/digits/adapter/<tokens>tok/<replicate>/ with the adapter (weights.pt, config.json), result.json (accuracy per
+epoch, well-formed share, distinct captions, trainable parameters, and a check that the language model's weights did
+not change) and
 captions.json (every test caption beside its label).
 """
 

@@ -25,7 +25,7 @@ def main() -> None:
     args = stage_parser(__doc__).parse_args()
     params = load_params(args.params)
     o = params.onetoken
-    splits = read_folder(o.folder, o.test_fraction, params.onetoken.split_seed)  # every picture checked before the encoder
+    splits = read_folder(o.folder, o.test_fraction, o.split_seed)  # every picture checked before the encoder
     encoder = load_vision(o.encoder.name, "pooled", None, o.encoder.image_size, key="onetoken.encoder")
     encoder.to(pick_device(params.device))
     stats = {"folder": o.folder, "encoder": encoder.name, "width": encoder.width, "splits": {}}

@@ -2,8 +2,9 @@
 
 Reads the shapes pictures' cached features (data/shapes/features, averaged over the grid) and scenes
 (data/shapes/pictures), and the cached caption vectors (data/retrieval/texts); the frozen models are never loaded.
-Writes runs/retrieval/<tower>/<replicate>/ with the trained parts (weights.pt, config.json) and result.json (recall@1 and @5 per test set, caption length
-and direction, their chance level, the phrasing diagnostic before and after the tower, the loss per epoch).
+Writes runs/retrieval/<tower>/<replicate>/ with the trained parts (weights.pt, config.json) and result.json (recall@1
+and @5 per test set, caption length and direction, their chance level, the phrasing diagnostic before and after the
+tower, the loss per epoch).
 """
 
 from frozenbridge.core.errors import FrozenbridgeError

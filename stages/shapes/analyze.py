@@ -37,7 +37,8 @@ def main() -> None:
     asked = [r for r in params.shapes.recipes if trained_on_questions(RECIPES[r])]  # caption never saw a question
     heldout = {r: [json.loads((run_dir(args.runs, r, rep) / "predictions.json").read_text())["heldout"]
                    for rep in params.replicates] for r in asked}
-    scenes = pq.read_table(f"{args.data}/pictures/test_heldout.parquet", columns=["shapes"]).column("shapes").to_pylist()
+    heldout_path = f"{args.data}/pictures/test_heldout.parquet"
+    scenes = pq.read_table(heldout_path, columns=["shapes"]).column("shapes").to_pylist()
     train_color_kind = json.loads(open(METRICS / "data.json").read())["train_color_kind"]
     wrong = wrong_answers(heldout, scenes, train_color_kind)
     write_json(METRICS / "wrong_answers.json", wrong)

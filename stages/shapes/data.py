@@ -18,7 +18,7 @@ from frozenbridge.shapes.summary.data_figures import color_kind_heatmap, contact
 
 def main() -> None:
     ap = stage_parser(__doc__)
-    ap.add_argument("--out", default=str(PICTURES), help=f"output directory for the split Parquet files (default {PICTURES})")
+    ap.add_argument("--out", default=str(PICTURES), help=f"where the split Parquet files go (default {PICTURES})")
     args = ap.parse_args()
     cfg = load_params(args.params).shapes.data
 

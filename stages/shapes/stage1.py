@@ -18,7 +18,8 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="run directory (default <runs>/stage1/<replicate>)")
     args = ap.parse_args()
     params, data, device, bf16, lm = start_training(args)
-    train(params, None, args.replicate, data, lm, device, bf16, args.out or model_dir(args.runs, STAGE1, args.replicate),
+    out = args.out or model_dir(args.runs, STAGE1, args.replicate)
+    train(params, None, args.replicate, data, lm, device, bf16, out,
           checkpoint_dir=args.checkpoints / STAGE1 / str(args.replicate))
 
 

@@ -21,8 +21,8 @@ def main() -> None:
     ap.add_argument("--recipe", required=True, choices=RECIPE_NAMES)
     args = ap.parse_args()
     params, data, device, bf16, lm = start_training(args)
-    train(params, args.recipe, args.replicate, data, lm, device, bf16, model_dir(args.runs, args.recipe, args.replicate),
-          stage1_dir=model_dir(args.runs, STAGE1, args.replicate),
+    out, stage1 = model_dir(args.runs, args.recipe, args.replicate), model_dir(args.runs, STAGE1, args.replicate)
+    train(params, args.recipe, args.replicate, data, lm, device, bf16, out, stage1_dir=stage1,
           checkpoint_dir=args.checkpoints / args.recipe / str(args.replicate))
 
 

@@ -23,8 +23,8 @@ def training_step(vlm: VLM, items: list, feats: torch.Tensor, optimizer: torch.o
 
 
 def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimizer: torch.optim.Optimizer,
-                steps: int, name: str, desc: str | None = None, done: int = 0, schedule: tuple[str, float] = ("constant", 0.0),
-                schedule_steps: int | None = None, first_step: int = 0,
+                steps: int, name: str, desc: str | None = None, done: int = 0,
+                schedule: tuple[str, float] = ("constant", 0.0), schedule_steps: int | None = None, first_step: int = 0,
                 after_step: Callable[[int, float], bool | None] | None = None) -> None:
     """Steps `done`..`steps` (`done` > 0 when resuming), the learning rate following `schedule` over
     `schedule_steps` (default `steps`). `after_step(n, loss)` runs after step n and ends the loop when it returns

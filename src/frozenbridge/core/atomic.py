@@ -12,10 +12,12 @@ from typing import Iterator
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary sibling of `path` (file or directory); on success it replaces `path`, on error it is removed."""
+    """Yield a temporary sibling of `path` (file or directory); on success it replaces `path`, on error it is
+    removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")  # keep the suffix: writers infer formats from it
+    # keep the suffix: writers infer formats from it
+    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}{path.suffix}")
     _remove(tmp)
     _remove_orphans(path)
     try:

@@ -40,7 +40,8 @@ def shapes_rows(folder: Path) -> list[Row]:
         if cell is not None:
             rows.append(Row("shapes", key, label, *_spread(cell[stat]), unit))
 
-    add("caption", "seen", "caption", "right", "caption_exact_seen", "captions exactly right, seen pairs (caption)", "%")
+    add("caption", "seen", "caption", "right", "caption_exact_seen",
+        "captions exactly right, seen pairs (caption)", "%")
     add("caption", "heldout", "caption", "right", "caption_exact_heldout",
         "captions exactly right, held-out pairs (caption)", "%")
     add("caption_qa", "seen", "binding", "gap", "caption_qa_binding_gap_seen",

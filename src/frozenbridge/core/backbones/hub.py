@@ -29,7 +29,8 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pth", ".pt", ".gguf")
 
 
 def offline() -> bool:
-    return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    return any(os.environ.get(v, "").lower() in ("1", "true", "yes")
+               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:

@@ -53,7 +53,8 @@ def train_classifier(model: Classifier, x: torch.Tensor, y: torch.Tensor, epochs
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-        history.append({"epoch": epoch, "loss": round(loss.item(), 6), "test_accuracy": accuracy(model, x_test, y_test)})
+        history.append({"epoch": epoch, "loss": round(loss.item(), 6),
+                        "test_accuracy": accuracy(model, x_test, y_test)})
     model.zero_grad(set_to_none=True)  # frozen from here on: no stale gradient either
     model.requires_grad_(False).eval()
     return history

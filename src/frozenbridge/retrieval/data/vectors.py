@@ -20,7 +20,8 @@ class SplitVectors:
     texts: SceneTexts
 
 
-def load_vectors(params, split: str, pictures: Path = shapes.PICTURES, features: Path = shapes.FEATURES) -> SplitVectors:
+def load_vectors(params, split: str, pictures: Path = shapes.PICTURES,
+                 features: Path = shapes.FEATURES) -> SplitVectors:
     scenes, means = shapes.scenes_and_grid_means(split, params.vision, pictures, features)
     return SplitVectors(means, scene_texts(scenes, split, params.shapes.data.seed, params.shapes.data.held_out))
 

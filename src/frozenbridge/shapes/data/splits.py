@@ -26,7 +26,8 @@ SCHEMA = pa.schema([
 
 
 def split_seeds(seed: int) -> dict[str, np.random.SeedSequence]:
-    """Independent streams per split from shapes.data.seed, so changing one split's size never changes another's pictures."""
+    """Independent streams per split from shapes.data.seed, so changing one split's size never changes another's
+    pictures."""
     return spawn(SPLITS, seed)
 
 
@@ -78,7 +79,8 @@ def summary(tables: dict[str, pa.Table]) -> dict:
     out: dict = {}
     for split, table in tables.items():
         qtypes = Counter(q["type"] for qs in table.column("questions").to_pylist() for q in qs)
-        out[split] = {"pictures": table.num_rows, **{f"questions_{t}": qtypes.get(t, 0) for t in ("count", "binding", "leftmost")}}
+        out[split] = {"pictures": table.num_rows,
+                      **{f"questions_{t}": qtypes.get(t, 0) for t in ("count", "binding", "leftmost")}}
     pairs = Counter((s["color"], s["kind"]) for shapes in tables["train"].column("shapes").to_pylist() for s in shapes)
     out["train_color_kind"] = {c: {k: pairs.get((c, k), 0) for k in KINDS} for c in COLORS}
     return out

@@ -6,10 +6,11 @@
     python -m frozenbridge.shapes.sweeps.converge --time-steps 8  # then time each setting's step, alone on the machine
 
 A setting is a set of overrides of params.yaml keys under `shapes:` (dotted keys: train.lr, connector.merge). For
-every seed (a run's replicate index, so seed r is the pipeline's replicate r: its initial connector and caption order) stage 1 is trained from scratch on the cached
-training features, and every `--every` steps the captions of the first `--items` seen-pair test pictures are
-written greedily and scored by exact match. A run stops at `--steps` or once it reaches the highest threshold. A
-decaying schedule runs over the setting's `shapes.train.stage1_steps`, as in the pipeline, and stays at its floor after.
+every seed (a run's replicate index, so seed r is the pipeline's replicate r: its initial connector and caption
+order) stage 1 is trained from scratch on the cached training features, and every `--every` steps the captions of
+the first `--items` seen-pair test pictures are written greedily and scored by exact match. A run stops at `--steps`
+or once it reaches the highest threshold. A decaying schedule runs over the setting's `shapes.train.stage1_steps`, as
+in the pipeline, and stays at its floor after.
 The table gives, per setting, the median and the worst seed: what a default must be judged on is the worst.
 Seconds are steps times the setting's step time measured by `--time-steps` with nothing else running (the sweep
 may run as several single-threaded workers, `--threads 1` with `--only` splitting the settings, whose own step

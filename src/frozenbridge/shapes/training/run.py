@@ -61,7 +61,8 @@ def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, 
 
 
 def add_lora(lm: LanguageModel, params: Params, seed: np.random.SeedSequence):
-    return attach_lora(lm, params.shapes.train.lora_rank, params.shapes.train.lora_alpha, int(seed.generate_state(2)[1]))
+    t = params.shapes.train
+    return attach_lora(lm, t.lora_rank, t.lora_alpha, int(seed.generate_state(2)[1]))
 
 
 def batches_for(phase: Phase, data: SplitData, seeds: dict, params: Params):
@@ -104,8 +105,8 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             peft_model = add_lora(vlm.lm, params, seeds["init"])
             lora = trainable(vlm.lm)
             groups.append({"params": lora, "lr": params.shapes.train.lora_lr})
-            log.info("%s: LoRA rank %d on every linear layer: %s trainable parameters", run, params.shapes.train.lora_rank,
-                     f"{sum(p.numel() for p in lora):,}")
+            log.info("%s: LoRA rank %d on every linear layer: %s trainable parameters", run,
+                     params.shapes.train.lora_rank, f"{sum(p.numel() for p in lora):,}")
         optimizer = torch.optim.AdamW(groups)
         if world()[1] > 1:  # data-parallel: the same start everywhere, gradients summed before each step
             broadcast_parameters(p for g in groups for p in g["params"])
@@ -125,15 +126,16 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
         def after_step(step: int, i=i, optimizer=optimizer) -> None:
             if world()[0] == 0 and checkpoints.due(len(history)):  # one process writes
                 checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
-        train_phase(vlm, data, phase, phase.n_steps(params.shapes.train), batches, optimizer, history, run, done, after_step,
-                    phase.schedule(params.shapes.train))
+        train_phase(vlm, data, phase, phase.n_steps(params.shapes.train), batches, optimizer, history, run, done,
+                    after_step, phase.schedule(params.shapes.train))
     return peft_model
 
 
 def write_run(out: Path, connector: Connector, lm: LanguageModel, data_meta: dict, history: list, info: dict,
               peft_model=None, params: Params | None = None) -> None:
     """The saved run (connector, LoRA adapter, config.json) plus the shapes study's history.csv and run.json."""
-    lora = {"rank": params.shapes.train.lora_rank, "alpha": params.shapes.train.lora_alpha} if peft_model is not None else None
+    t = params.shapes.train
+    lora = {"rank": t.lora_rank, "alpha": t.lora_alpha} if peft_model is not None else None
     with atomic_path(out) as tmp:
         tmp.mkdir()
         save_run(tmp, connector, encoder_config(data_meta), lm, peft_model, lora)
