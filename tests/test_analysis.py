@@ -13,7 +13,8 @@ def task(right: float, n: int = 60) -> dict:
 
 
 def run(**tasks) -> dict:
-    return {"tests": {"seen": {k: task(v) for k, v in tasks.items()}, "heldout": {k: task(v) for k, v in tasks.items()}}}
+    return {"tests": {"seen": {k: task(v) for k, v in tasks.items()},
+                      "heldout": {k: task(v) for k, v in tasks.items()}}}
 
 
 def test_paired_counts_and_median_difference_on_a_hand_made_table():
@@ -237,7 +238,8 @@ def test_a_missing_run_is_one_clear_line(tmp_path, stage):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    args = [sys.executable, f"stages/shapes/{stage}.py", "--runs", str(tmp_path / "runs"), "--data", str(tmp_path / "data")]
+    args = [sys.executable, f"stages/shapes/{stage}.py", "--runs", str(tmp_path / "runs"),
+            "--data", str(tmp_path / "data")]
     proc = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=300)
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

@@ -55,7 +55,8 @@ def simple_commands(line: str) -> list[list[str]]:
 
 def placeholder(word: str) -> bool:
     """<stage>, NAME, ${VAR}, ...: a slot for the reader to fill, not a value to check."""
-    return "<" in word or ">" in word or "${" in word or word == "..." or re.fullmatch(r"[A-Z][A-Z0-9_]+", word) is not None
+    return ("<" in word or ">" in word or "${" in word or word == "..."
+            or re.fullmatch(r"[A-Z][A-Z0-9_]+", word) is not None)
 
 
 def all_commands() -> list[tuple[str, list[str]]]:

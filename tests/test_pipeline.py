@@ -29,7 +29,8 @@ from frozenbridge.core.feature_cache import read_features
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ["caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix"]
 PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config", ".dvc/.gitignore",
-                 ".dvc/plots/scores.json", ".dvc/plots/loss.json", ".dvc/plots/recall.json", "stages", "src", "metrics", "plots"]
+                 ".dvc/plots/scores.json", ".dvc/plots/loss.json", ".dvc/plots/recall.json", "stages", "src", "metrics",
+                 "plots"]
 
 
 TIMEOUT_S = 1800  # the slowest call, the tiny project's first `dvc repro`, takes about 6 minutes on a slow machine
@@ -72,8 +73,9 @@ def set_params(project: Path, **sections) -> None:
     raw = yaml.safe_load(path.read_text())
     for key, value in sections.items():
         if isinstance(value, dict):
-            raw[key] = {**raw[key], **{k: {**raw[key][k], **v} if isinstance(v, dict) and isinstance(raw[key].get(k), dict)
-                                       else v for k, v in value.items()}}
+            raw[key] = {**raw[key], **{k: {**raw[key][k], **v}
+                                       if isinstance(v, dict) and isinstance(raw[key].get(k), dict) else v
+                                       for k, v in value.items()}}
         else:
             raw[key] = value
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -84,15 +86,18 @@ def tiny_profile(tiny_models) -> dict:
     return dict(
         vision={"name": str(tiny_models["siglip"]), "layer": None, "batch_size": 5},
         language={"name": str(tiny_models["qwen2"])},
-        shapes={"recipes": RECIPES, "data": {"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
-                "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2, "precision": "fp32"},
+        shapes={"recipes": RECIPES,
+                "data": {"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
+                "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2,
+                          "precision": "fp32"},
                 "evaluate": {"items": 3, "batch_size": 8, "caption_tokens": 12, "answer_tokens": 3}},
         digits={"data": {"train": 300, "test": 60, "seed": 0},
                 "classifier": {"hidden": [32, 16], "epochs": 2, "batch_size": 64, "lr": 0.002},
                 "language": {"width": 16, "layers": 1, "heads": 2, "prefix": 2, "steps": 20, "batch_size": 16,
                              "lr": 0.003},
                 "adapter": {"tokens": [2, 1], "epochs": 2, "batch_size": 64, "lr": 0.003, "init": "learned_null"}},
-        retrieval={"text": {"pool": "mean", "batch_size": 16, "precision": "fp32"}, "towers": ["adaptor", "scratch", "vision_text"],
+        retrieval={"text": {"pool": "mean", "batch_size": 16, "precision": "fp32"},
+                   "towers": ["adaptor", "scratch", "vision_text"],
                    "dim": 8, "adaptor": {"hidden": 16}, "scratch": {"width": 16, "layers": 1, "heads": 2},
                    "train": {"epochs": 2, "batch_size": 8, "lr": 0.003, "weight_decay": 0.0, "temperature": 0.07}},
         onetoken={"folder": "data/onetoken/shapes", "test_fraction": 0.2, "encoder": {"name": "efficientnet-lite0",
@@ -169,7 +174,8 @@ def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
     controls = json.loads((project / "metrics/shapes/controls.json").read_text())
     assert set(controls["caption"]["seen"]["caption"]) == {"blank", "wrong", "none", "wrong_vs_shown"}
     with open(project / "plots/shapes/loss.csv") as f:
-        assert {(r["recipe"], r["replicate"]) for r in csv.DictReader(f)} == {(r, str(i)) for r in RECIPES for i in (0, 1)}
+        assert ({(r["recipe"], r["replicate"]) for r in csv.DictReader(f)}
+                == {(r, str(i)) for r in RECIPES for i in (0, 1)})
     reps = json.loads((project / "metrics/shapes/replicates.json").read_text())
     assert reps["qa"]["seen"]["count"]["1"]["right"] == json.loads(
         (project / "runs/shapes/qa/1/scores.json").read_text())["tests"]["seen"]["count"]["right"]
@@ -208,7 +214,8 @@ def test_analyses_of_the_runs_land_in_metrics(project, first_repro):
 
 def test_capacity_check_runs_on_demand(project, first_repro):
     dvc("unfreeze", "shapes_capacity", cwd=project)
-    out = dvc("repro", "-s", "-f", "shapes_capacity", cwd=project).stdout  # a forced rerun: the committed result may match
+    # a forced rerun: the committed result may match
+    out = dvc("repro", "-s", "-f", "shapes_capacity", cwd=project).stdout
     assert "Running stage 'shapes_capacity'" in out and "Running stage 'shapes_stage1@0'" not in out
     cap = json.loads((project / "metrics/shapes/capacity.json").read_text())
     assert [c["tokens"] for c in cap.values()] == [4, 16, 16]
@@ -355,7 +362,8 @@ def test_a_fresh_clone_pulls_the_shared_cache_and_reruns_nothing(project, baseli
     run(["git", "clone", "-q", str(project), str(clone)], tmp_path)
     dvc("remote", "add", "--local", "-d", "shared", str(baseline), cwd=clone)
     dvc("pull", cwd=clone)
-    assert (clone / "runs/shapes/caption/0/model/config.json").is_file() and (clone / "data/shapes/features/train.parquet").is_file()
+    assert ((clone / "runs/shapes/caption/0/model/config.json").is_file()
+            and (clone / "data/shapes/features/train.parquet").is_file())
     out = dvc("repro", cwd=clone).stdout
     assert "Running stage" not in out and "up to date" in out
 

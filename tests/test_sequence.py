@@ -38,7 +38,8 @@ def test_no_picture_has_no_image_prefix(tokens):
 
 
 def test_right_padding_to_longest_and_left_padding(tokens):
-    items = [Item(0, "Caption:", "a red square"), Item(1, "Caption:", "an orange circle, a yellow circle and a red square")]
+    items = [Item(0, "Caption:", "a red square"),
+             Item(1, "Caption:", "an orange circle, a yellow circle and a red square")]
     right = build(items, tokens, 4, True, left_pad=False)
     lengths = right.attention_mask.sum(1)
     assert right.ids.shape[1] == lengths.max()  # padded only to the longest member

@@ -22,7 +22,8 @@ def test_changed_params_names_every_differing_key():
 def test_save_copies_metrics_and_renders(tmp_path):
     work = tmp_path / "exp"
     (work / "metrics" / "shapes").mkdir(parents=True)
-    (work / "params.yaml").write_text(yaml.safe_dump({"seed": 0, "shapes": {"recipes": ["caption", "caption_qa_lora"]}}))
+    (work / "params.yaml").write_text(yaml.safe_dump({"seed": 0,
+                                                      "shapes": {"recipes": ["caption", "caption_qa_lora"]}}))
     text = {"base": 37.5, "passage_tokens": 389, "runs": {"caption_qa_lora": {"0": {
         "perplexity": 37.4, "equals_base": False, "lora": True}}}}
     (work / "metrics" / "shapes" / "text.json").write_text(json.dumps(text))

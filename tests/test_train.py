@@ -34,7 +34,8 @@ def tiny_split(n: int = 12, seed: int = 0) -> SplitData:
 
 
 def params(**train) -> Params:
-    return Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, mix_captions=2, **train)))
+    return Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, mix_captions=2,
+                                                        **train)))
 
 
 @pytest.fixture()
@@ -191,7 +192,8 @@ def test_evaluation_generates_each_distinct_prompt_once_and_keeps_every_predicti
     blank = torch.zeros(1, 16, 32, dtype=data.feats.dtype)
     calls = []
     generate = vlm.generate
-    vlm.generate = lambda items, feats, n: calls.extend((it.image, it.prompt) for it in items) or generate(items, feats, n)
+    vlm.generate = lambda items, feats, n: (calls.extend((it.image, it.prompt) for it in items)
+                                            or generate(items, feats, n))
     cfg = EvaluateParams(items=8, batch_size=5, caption_tokens=6, answer_tokens=3)
     scores, predictions = evaluate_split(vlm, data, blank, cfg, "test")
     assert len(calls) == len(set(calls))  # nothing generated twice

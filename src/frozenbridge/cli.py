@@ -81,7 +81,8 @@ def ask(args) -> list[dict]:
     run, encoder = _load(args.run, args.device)
     if run.config.get("captioning"):
         raise FrozenbridgeError(f"{args.run}: this run was trained to caption only (the one-token study); use "
-                                "`frozenbridge caption`, or a shapes run with questions (runs/shapes/caption_qa/0/model)")
+                                "`frozenbridge caption`, or a shapes run with questions "
+                                "(runs/shapes/caption_qa/0/model)")
     answer = _reply(run, encoder, pictures, question_prompt(args.question.strip()), args.max_tokens)[0]
     return [{"picture": args.picture, "question": args.question.strip(), "answer": answer}]
 

@@ -1,5 +1,6 @@
-"""Test builders: tiny random-weight backbones saved with save_pretrained: a CLIP, a SigLIP and a Qwen2-style LM with a tokenizer
-(and, for the family tests, ViT, DINOv2 with and without registers, and LayerNorm LMs: GPT-2, OPT, GPT-NeoX, Phi).
+"""Test builders: tiny random-weight backbones saved with save_pretrained: a CLIP, a SigLIP and a Qwen2-style LM with
+a tokenizer (and, for the family tests, ViT, DINOv2 with and without registers, and LayerNorm LMs: GPT-2, OPT,
+GPT-NeoX, Phi).
 
 They load through exactly the code path a hub id or local directory takes, so the whole pipeline can be exercised
 in seconds with no download: `python -m frozenbridge.testing.tiny_models DIR` writes DIR/{clip,siglip,qwen2}.
@@ -145,7 +146,8 @@ def build_dinov2(path: Path, registers: int = 0, image_size: int = 32, patch: in
     else:
         model = transformers.Dinov2Model(transformers.Dinov2Config(**cfg))
     model.save_pretrained(path)
-    BitImageProcessor(size={"shortest_edge": image_size * 5 // 4}, crop_size={"height": image_size, "width": image_size},
+    BitImageProcessor(size={"shortest_edge": image_size * 5 // 4},
+                      crop_size={"height": image_size, "width": image_size},
                       do_center_crop=True).save_pretrained(path)
 
 

@@ -224,7 +224,8 @@ def siglip_b16(layers: int):
     enc.model = SiglipVisionModel(SiglipVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=layers,
                                                      num_attention_heads=12, image_size=224, patch_size=16)).eval()
     enc.model.requires_grad_(False)
-    enc.is_clip, enc.features, enc.layer, enc.image_size, enc.patch, enc.key = False, "patches", None, 224, (16, 16), "vision"
+    enc.is_clip, enc.features, enc.layer = False, "patches", None
+    enc.image_size, enc.patch, enc.key = 224, (16, 16), "vision"
     enc.name, enc.revision = f"random SigLIP-B/16 ({layers} layers)", "random"
     enc.processor = SiglipImageProcessor(size={"height": 224, "width": 224})
     enc.probe_shape()

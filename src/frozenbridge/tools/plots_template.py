@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
                     "`dvc config plots.html_template plots/offline.html` (relative to .dvc/).",
     )
     parser.add_argument("path", nargs="?", default=str(DEFAULT_PATH),
-                        help=f"where to write the template (default: {DEFAULT_PATH}, relative to the current directory)")
+                        help=f"where to write the template (default: {DEFAULT_PATH}, relative to the current "
+                             "directory)")
     parser.add_argument("--vl-version", default=None,
                         help="Vega-Lite version to bundle, e.g. 5.21 (default: the newest one vl-convert has with "
                              "the major version of DVC's plot templates)")

@@ -44,7 +44,8 @@ def _other_studies(categories: dict, total: float) -> str:
     others = {name: categories[f"{name} study"] for name in OTHER_STUDIES if f"{name} study" in categories}
     if not others:
         return ""
-    listed = ", ".join(f"the {STUDY_LABELS.get(name, name)} study {_minutes(seconds)}" for name, seconds in others.items())
+    listed = ", ".join(f"the {STUDY_LABELS.get(name, name)} study {_minutes(seconds)}"
+                       for name, seconds in others.items())
     return f"; {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
 
 
@@ -58,8 +59,8 @@ def repro_time(saved: dict) -> list[str]:
             f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
             f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
             f"{_minutes(c.get('training', 0.0))}, of which {_minutes(steps)} inside training steps; evaluation "
-            f"{_minutes(c.get('evaluation', 0.0))}; summaries and figures {_minutes(c.get('summaries and figures', 0.0))}"
-            f"{_other_studies(c, total)}. Evaluation and the "
+            f"{_minutes(c.get('evaluation', 0.0))}; summaries and figures "
+            f"{_minutes(c.get('summaries and figures', 0.0))}{_other_studies(c, total)}. Evaluation and the "
             f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
             "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.tools.repro_timing` "
             "prints it first).", ""]

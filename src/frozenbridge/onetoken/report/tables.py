@@ -76,7 +76,8 @@ def reading(m: dict, shapes: dict | None) -> str:
     text = (f"Reading: training moves agreement from {floor:.4f} to {trained:.4f} against {m['ceiling']:.4f} for the "
             f"true captions, {share['median']:.0%} of the gap (replicates {share['min']:.0%} to {share['max']:.0%}); "
             f"the reference closed {ref_share:.0%} in CLIP's space on photographs. The two shares are not one "
-            "measurement: this space was trained on the shapes study's training captions, and a picture's own caption is its nearest "
+            "measurement: this space was trained on the shapes study's training captions, and a picture's own "
+            "caption is its nearest "
             f"in it {m['alignment']['own_nearest']:.0f}% of the time (the reference's CLIP: {ref['own_nearest']}%). ")
     mine = [r["trained"]["by_set"]["seen"]["exact"] for r in m["replicates"].values()
             if "seen" in r["trained"]["by_set"]]

@@ -29,7 +29,8 @@ def recall_table(m: dict) -> list[str]:
                 rows.append(f"| {length} | {TEST_LABELS[test]} | {TOWER_LABELS[tower]} ({t['trainable']:,}) | "
                             + " | ".join(cells) + " |")
             chance = [f"{m['chance'][test][length][way][k]:.3f}" for way in WAYS for k in KS]
-            rows.append(f"| {length} | {TEST_LABELS[test]} | *chance (a random ranking)* | " + " | ".join(chance) + " |")
+            rows.append(f"| {length} | {TEST_LABELS[test]} | *chance (a random ranking)* | "
+                        + " | ".join(chance) + " |")
     return rows
 
 

@@ -12,12 +12,14 @@ def _range(s: dict) -> str:
 
 
 def paired_analysis_table(pairs: dict) -> list[str]:
-    """metrics/shapes/paired.json: per pair, test set and task, replicates ahead / tied / behind and the median difference."""
+    """metrics/shapes/paired.json: per pair, test set and task, replicates ahead / tied / behind and the median
+    difference."""
     cells = [(name, test, task, c["ahead"], c["tied"], c["behind"], f"{c['median_difference']:+g} of {c['items']}")
-             for name, tests in pairs.items() for test in ("heldout", "seen") for task, c in tests.get(test, {}).items()]
-    return markdown_table("Paired replicates (`metrics/shapes/paired.json`): in how many replicates the first recipe of "
-                          "the pair had more questions right, as many, or fewer, and the median of the per-replicate "
-                          "differences (first − second, in questions of the number given):",
+             for name, tests in pairs.items() for test in ("heldout", "seen")
+             for task, c in tests.get(test, {}).items()]
+    return markdown_table("Paired replicates (`metrics/shapes/paired.json`): in how many replicates the first "
+                          "recipe of the pair had more questions right, as many, or fewer, and the median of the "
+                          "per-replicate differences (first − second, in questions of the number given):",
                           ["pair", "test pairs", "task", "ahead", "tied", "behind", "median difference"], cells, left=3)
 
 
@@ -36,8 +38,8 @@ def wrong_answers_table(wrong: dict) -> list[str]:
 
 def perplexity_table(text: dict) -> list[str]:
     """metrics/shapes/text.json: each run's perplexity on the passage beside the base model's."""
-    rows = [f"The language model's text (`metrics/shapes/text.json`): perplexity on the package's passage of plain prose "
-            f"({text['passage_tokens']} tokens, no picture), base model {text['base']:g}:", "",
+    rows = [f"The language model's text (`metrics/shapes/text.json`): perplexity on the package's passage of "
+            f"plain prose ({text['passage_tokens']} tokens, no picture), base model {text['base']:g}:", "",
             "| recipe | replicate | perplexity | exactly the base model's | LoRA |", "|---|---:|---:|---|---|"]
     for recipe, reps in text["runs"].items():
         for rep, r in reps.items():
@@ -81,10 +83,11 @@ def probes_table(probes: dict) -> list[str]:
     if not probes:
         return []
     n = probes["shapes"]
-    rows = [f"Linear probes (`metrics/shapes/probes.json`): a shape's color and kind read from the mean vector under it; "
-            f"trained on {n['train']} shapes of training pictures, tested on {n['seen']} seen-pair shapes and "
-            f"{n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates (chance: color 16.7, "
-            f"kind 33.3):", "", "| read from | replicates | color: seen | color: held-out | kind: seen | kind: held-out |",
+    rows = [f"Linear probes (`metrics/shapes/probes.json`): a shape's color and kind read from the mean vector "
+            f"under it; trained on {n['train']} shapes of training pictures, tested on {n['seen']} seen-pair shapes "
+            f"and {n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates (chance: color "
+            f"16.7, kind 33.3):", "",
+            "| read from | replicates | color: seen | color: held-out | kind: seen | kind: held-out |",
             "|---|---:|---:|---:|---:|---:|"]
     order = ["encoder", "stage1", *[p for p in probes["places"] if p not in ("encoder", "stage1")]]
     for place in (p for p in order if p in probes["places"]):
@@ -100,21 +103,23 @@ def _mib(n: int) -> str:
 
 
 def image_cost_table(cost: dict, bench: dict | None) -> list[str]:
-    """metrics/shapes/text.json image_cost: one picture's KV cache merged and unmerged, beside the benchmark's step time and
-    memory per image-token count (bench/*.json)."""
+    """metrics/shapes/text.json image_cost: one picture's KV cache merged and unmerged, beside the benchmark's step
+    time and memory per image-token count (bench/*.json)."""
     if not cost:
         return []
     per = cost["kv_bytes_per_position"]
-    rows = [f"What a picture costs (`metrics/shapes/text.json`): every position keeps {per:,} bytes of KV cache in bf16 "
-            f"(2 × {cost['layers']} layers × key/value heads × head width × 2 bytes); the first test picture's caption "
-            f"(\"{cost['caption']}\") is {cost['caption_tokens']} tokens, {_mib(cost['caption_tokens'] * per)}:", "",
+    rows = [f"What a picture costs (`metrics/shapes/text.json`): every position keeps {per:,} bytes of KV cache in "
+            f"bf16 (2 × {cost['layers']} layers × key/value heads × head width × 2 bytes); the first test picture's "
+            f"caption (\"{cost['caption']}\") is {cost['caption_tokens']} tokens, "
+            f"{_mib(cost['caption_tokens'] * per)}:", "",
             "| picture | patches | KV cache | merged | KV cache |", "|---|---:|---:|---:|---:|"]
     for r in cost["pictures"]:
         rows.append(f"| {r['side_px']} × {r['side_px']} px | {r['patches']} | {_mib(r['patches_kv_bytes'])} | "
                     f"{r['merged']} | {_mib(r['merged_kv_bytes'])} |")
     tokens = [r for r in (bench or {}).get("rows", []) if r["measure"].endswith("image tokens, batch 16")]
     if tokens:
-        rows += ["", f"Training step by image tokens (`python -m frozenbridge.tools.bench`, {bench['machine']['device']}):",
+        rows += ["", f"Training step by image tokens (`python -m frozenbridge.tools.bench`, "
+                     f"{bench['machine']['device']}):",
                  "", "| image tokens | step, s | saved for backward, MB |", "|---:|---:|---:|"]
         rows += [f"| {r['measure'].split()[0]} | {r['a_value']:.2f} | {r['b_value']:.0f} |" for r in tokens]
     return rows + [""]
@@ -148,6 +153,6 @@ def receipts_table(rec: dict) -> list[str]:
     encoder = (f"moves the first position's output by up to {moved:.3g} in the encoder ({rec['encoder']})" if moved
                else f"leaves the first position's output unchanged in the encoder too ({rec['encoder']}: a "
                     f"convolution's reach from the top-left cell stops short of the bottom-right patch)")
-    return [f"Receipts (`metrics/shapes/receipts.json`): {line} Changing only the last input position (the bottom-right "
-            f"patch) {encoder}; changing only the last token moves the first position by "
+    return [f"Receipts (`metrics/shapes/receipts.json`): {line} Changing only the last input position "
+            f"(the bottom-right patch) {encoder}; changing only the last token moves the first position by "
             f"{rec['language_first_moves']:g} in the causal language model ({rec['language']}).", ""]

@@ -1,5 +1,5 @@
-"""The results page's reading of the default run: what it shows and what it cannot, in sentences whose every number comes
-from metrics/shapes/ (scores.json, controls.json, replicates.json), so the prose stays as true as the tables."""
+"""The results page's reading of the default run: what it shows and what it cannot, in sentences whose every number
+comes from metrics/shapes/ (scores.json, controls.json, replicates.json), so the prose stays as true as the tables."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The shapes study's report tables, made from metrics/shapes/ and bench/ (the convergence sweep): every number computed.
+"""The shapes study's report tables, made from metrics/shapes/ and bench/ (the convergence sweep): every number
+computed.
 
 `python -m frozenbridge.tools.report` puts them into docs/results.md beside the benchmark tables.
 """
@@ -16,7 +17,8 @@ from frozenbridge.shapes.report.reading import reading
 
 
 def data_table(data: dict) -> list[str]:
-    rows = ["| split | pictures | count questions | binding questions | leftmost questions |", "|---|---:|---:|---:|---:|"]
+    rows = ["| split | pictures | count questions | binding questions | leftmost questions |",
+            "|---|---:|---:|---:|---:|"]
     for split in SPLITS:
         d = data[split]
         rows.append(f"| {split} | {d['pictures']} | {d['questions_count']} | {d['questions_binding']} "
@@ -33,7 +35,8 @@ def color_kind_table(counts: dict) -> list[str]:
 
 def encode_table(enc: dict) -> list[str]:
     size = sum(enc["bytes"].values())
-    return ["| encoder | output shape | stored as | pictures | feature files | per picture |", "|---|---|---|---:|---:|---:|",
+    return ["| encoder | output shape | stored as | pictures | feature files | per picture |",
+            "|---|---|---|---:|---:|---:|",
             f"| {enc['encoder']} | {' x '.join(map(str, enc['output_shape']))} | {enc['dtype']} | {enc['pictures']} "
             f"| {size / 1e6:.1f} MB | {enc['bytes_per_picture'] / 1e3:.1f} kB |"]
 
@@ -50,7 +53,8 @@ def stage1_table(main: dict, controls: dict) -> list[str]:
 
 
 def recipe_table(main: dict) -> list[str]:
-    rows = ["| recipe | task | seen: right | seen: gap | held-out: right | held-out: gap |", "|---|---|---:|---:|---:|---:|"]
+    rows = ["| recipe | task | seen: right | seen: gap | held-out: right | held-out: gap |",
+            "|---|---|---:|---:|---:|---:|"]
     for recipe, tests in main.items():
         for task in TASKS:
             if task in tests["seen"]:
@@ -64,7 +68,8 @@ def paired_table(reps: dict, a: str = "qa", b: str = "caption_qa") -> list[str]:
     """Two recipes replicate by replicate (paired: same initial connector, same questions), every task and test."""
     if a not in reps or b not in reps:
         return []
-    rows = [f"{a} vs {b}, replicate by replicate (right-picture exact match, %, from `metrics/shapes/replicates.json`):", "",
+    rows = [f"{a} vs {b}, replicate by replicate (right-picture exact match, %, from "
+            "`metrics/shapes/replicates.json`):", "",
             f"| test pairs | task | replicate | {a} | {b} | {b} − {a} |", "|---|---|---:|---:|---:|---:|"]
     for test in ("heldout", "seen"):
         for task in ("binding", "leftmost", "count"):
@@ -80,11 +85,12 @@ def _steps(v) -> str:
 
 
 def converge_table(saved: dict, params: dict | None) -> list[str]:
-    """`python -m frozenbridge.shapes.sweeps.converge`: steps (and seconds) to 50% and 70% exact captions, median and worst seed."""
-    rows = [f"Stage-1 convergence (`python -m frozenbridge.shapes.sweeps.converge`): exact captions of {saved['items']} seen-pair "
-            f"test pictures every {saved['every']} steps; median and worst over the seeds (a seed is a replicate's "
-            "initial connector and caption order); \"never\" = not within the steps given. The setting "
-            "params.yaml holds is marked ◀.", "",
+    """`python -m frozenbridge.shapes.sweeps.converge`: steps (and seconds) to 50% and 70% exact captions, median and
+    worst seed."""
+    rows = [f"Stage-1 convergence (`python -m frozenbridge.shapes.sweeps.converge`): exact captions of "
+            f"{saved['items']} seen-pair test pictures every {saved['every']} steps; median and worst over the seeds "
+            "(a seed is a replicate's initial connector and caption order); \"never\" = not within the steps given. "
+            "The setting params.yaml holds is marked ◀.", "",
             "| setting | seeds | s a step | to 50%: median / worst, steps (s) | to 70%: median / worst, steps (s) | "
             "best exact per seed, % |", "|---|---:|---:|---:|---:|---:|"]
     for name, entry in saved["results"].items():
@@ -134,7 +140,8 @@ def heldout_curve_table(saved: dict) -> list[str]:
             continue
         seeds = ", ".join(str(r["seed"]) for r in runs)
         rows += [f"Exact captions against stage-1 steps, setting \"{name}\", seeds {seeds} "
-                 f"(`python -m frozenbridge.shapes.sweeps.converge --heldout --no-stop`; {saved['items']} pictures of each test set):",
+                 f"(`python -m frozenbridge.shapes.sweeps.converge --heldout --no-stop`; {saved['items']} pictures of "
+                 "each test set):",
                  "", "| stage-1 steps | seen pairs, % (per seed) | held-out pairs, % (per seed) |", "|---:|---:|---:|"]
         steps = sorted({s for r in runs for s, _ in r["curve"]})
         for step in steps:
@@ -194,13 +201,15 @@ def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[lis
 
 
 def experiment_results(folder: Path) -> list[str]:
-    """An on-demand experiment kept by `python -m frozenbridge.tools.snapshot`: its recipes, paired replicates, perplexity."""
+    """An on-demand experiment kept by `python -m frozenbridge.tools.snapshot`: its recipes, paired replicates,
+    perplexity."""
     exp = read_json_if_present(folder / "experiment.json")
     if exp is None:
         return []
     metrics = folder / "metrics" / "shapes"
     parts = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; "
-             f"its metrics kept in `results/{folder.name}/` by `python -m frozenbridge.tools.snapshot`). Exact match, %:", ""]
+             f"its metrics kept in `results/{folder.name}/` by `python -m frozenbridge.tools.snapshot`). "
+             "Exact match, %:", ""]
     if (scores := read_json_if_present(metrics / "scores.json")) is not None:
         parts += [*recipe_table(scores), ""]
     parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
