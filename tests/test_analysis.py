@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from frozenbridge.shapes.summary.paired import compare, paired, questions_right
+from frozenbridge.shapes.summary.paired import (compare, median_interval, paired, questions_right, sign_test_p,
+                                               statistics_of, supported)
 from frozenbridge.shapes.summary.wrong_answers import classify, common_colors, wrong_answers
 
 
@@ -38,6 +39,46 @@ def test_paired_covers_only_pairs_that_ran_in_the_same_replicates():
     with pytest.raises(ValueError):
         compare([task(50)], [task(50), task(60)])
 
+
+
+@pytest.mark.parametrize(("ahead", "behind", "p"), [(5, 0, 0.0625), (0, 5, 0.0625), (4, 1, 0.375), (3, 0, 0.25),
+                                                    (0, 0, 1.0), (1, 1, 1.0), (9, 1, 0.0215)])
+def test_sign_test_is_exact_and_two_sided(ahead, behind, p):
+    assert sign_test_p(ahead, behind) == p  # (9, 1): 2 * 11 / 1024 = 0.021484
+
+
+def test_sign_test_drops_ties():
+    cell = statistics_of([4, 2, 0, 7, 0])  # 3 ahead, 0 behind, 2 tied: 2 * (1/2)^3
+    assert (cell["ahead"], cell["tied"], cell["behind"], cell["sign_test_p"]) == (3, 2, 0, 0.25)
+    assert statistics_of([0, 0, 0])["sign_test_p"] == 1.0
+
+
+def test_interval_of_five_is_min_to_max_at_its_real_coverage():
+    iv = median_interval([7, -2, 3, 11, 5])
+    assert (iv["low"], iv["high"], iv["coverage"]) == (-2, 11, 0.9375)  # 1 - 2/32: five cannot reach 95%
+    assert iv["method"] == "exact order-statistic interval (binomial), distribution-free"
+    assert median_interval([3, -1])["coverage"] == 0.5 and median_interval([4])["coverage"] == 0.0
+
+
+def test_interval_of_nine_drops_one_from_each_end():
+    # P(Binomial(9, 1/2) <= 1) = 10/512: [d_(2), d_(8)] covers 1 - 20/512 = 0.9609; [d_(3), d_(7)] only 1 - 92/512
+    iv = median_interval([9, 1, 8, 2, 7, 3, 6, 4, 5])
+    assert (iv["low"], iv["high"], iv["coverage"]) == (2, 8, 0.9609)
+    six = median_interval([6, 1, 5, 2, 4, 3])  # six reach 95% with [min, max]: 1 - 2/64
+    assert (six["low"], six["high"], six["coverage"]) == (1, 6, 0.9688)
+
+
+def test_supported_only_by_an_interval_of_90_percent_clear_of_zero():
+    assert supported(median_interval([1, 2, 3, 4, 5, 6, 7, 8, 9])) == "first"
+    assert supported(median_interval([-1, -2, -3, -4, -5, -6, -7, -8, -9])) == "second"
+    straddles = median_interval([5, -1, 4, 0, 6, -2, 7, 1, 8])  # ahead in 6 of 9, yet [-1, 7]
+    assert (straddles["low"], straddles["high"], supported(straddles)) == (-1, 7, None)
+    assert supported(median_interval([0, 0, 1, 2, 3, 4, 5, 6, 7])) is None  # [0, 6]: zero on the edge is inside
+    assert supported(median_interval([1, 2, 3, 4, 5])) == "first"  # all five ahead: [1, 5] at 93.75%
+    assert supported(median_interval([1, 2, 3, 4])) is None  # all four ahead, but [1, 4] covers only 87.5%
+    assert supported({"low": -3, "high": 4, "coverage": 0.99}) is None
+    cell = compare([task(100 * q / 60) for q in (30, 31, 32, 33, 34, 35)], [task(100 * q / 60) for q in (20,) * 6])
+    assert cell["interval"]["low"] == 10 and cell["supported"] == "first" and cell["sign_test_p"] == 0.0312
 
 TRAIN = {"red": {"circle": 10, "square": 9, "triangle": 0}, "green": {"circle": 0, "square": 8, "triangle": 9},
          "blue": {"circle": 7, "square": 0, "triangle": 10}, "yellow": {"circle": 5, "square": 5, "triangle": 5},

@@ -71,3 +71,78 @@ def test_workers_sharing_a_setting_keep_each_others_seeds(tmp_path):
     assert [r["seed"] for r in saved["runs"]] == [0, 1] and saved["summary"]["worst_50"] == 50
     save(path, "a", {**mode, "steps": 100, "runs": [run(2, [(25, 0)])], "summary": {}}, {})  # other mode: replaced
     assert [r["seed"] for r in json.loads(path.read_text())["results"]["a"]["runs"]] == [2]
+
+
+def write_study(root, qwen2) -> tuple:
+    """A params file naming the tiny language model and a data folder with tiny train and seen-pair test splits:
+    what `converge` reads, on disk, so worker processes can load it as the CLI does."""
+    import pyarrow.parquet as pq
+    import yaml
+
+    from frozenbridge.core.feature_cache import write_features
+    from frozenbridge.shapes.data.splits import generate_split, split_seeds
+    from frozenbridge.shapes.params import DataParams, SplitSizes
+
+    meta = {"output_shape": [4, 4, 32], "encoder": "tiny", "revision": "x", "features": "patches", "layer": None,
+            "grid": [4, 4], "width": 32, "tokens": 16, "image_size": 64}
+    for split, n, seed in (("train", 12, 0), ("test_seen", 6, 1)):
+        cfg = DataParams(image_size=64, sizes=SplitSizes(train=n))
+        table = generate_split(split, n, cfg, split_seeds(seed)[split])
+        (root / "pictures").mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, root / "pictures" / f"{split}.parquet")
+        feats = torch.randn(n, 16, 32, generator=torch.Generator().manual_seed(seed))
+        write_features(root / "features" / f"{split}.parquet", iter([(table.column("id").to_numpy(), feats, {})]),
+                       n, "float16", meta, split)
+    params = root / "params.yaml"
+    params.write_text(yaml.safe_dump({
+        "device": "cpu", "vision": {"name": "tiny", "layer": None}, "language": {"name": str(qwen2)},
+        "shapes": {"train": {"precision": "fp32"}, "evaluate": {"caption_tokens": 6, "batch_size": 8}}}))
+    return params, root
+
+
+def sweep(params, data, out, *flags: str) -> dict:
+    """converge's main() in this process, as its command line; torch's thread count put back after."""
+    import sys
+    from unittest import mock
+
+    from frozenbridge.shapes.sweeps.converge import main
+
+    threads = torch.get_num_threads()
+    argv = ["converge", "--params", str(params), "--data", str(data), "--json", str(out), "--steps", "6",
+            "--every", "3", "--items", "6", "--no-stop", "--only", "columns, batch 8", *flags]
+    try:
+        with mock.patch.object(sys, "argv", argv):
+            main()
+    finally:
+        torch.set_num_threads(threads)
+    return json.loads(out.read_text()) if out.is_file() else {}
+
+
+def test_jobs_run_seeds_in_workers_with_the_numbers_of_one_process(tiny_models, tmp_path):
+    from joblib.externals.loky import get_reusable_executor
+
+    params, data = write_study(tmp_path, tiny_models["qwen2"])
+    alone = sweep(params, data, tmp_path / "alone.json", "--seeds", "0", "1", "--threads", "1")
+    try:
+        parallel = sweep(params, data, tmp_path / "jobs.json", "--seeds", "0", "1", "--threads", "2", "--jobs", "2")
+    finally:
+        get_reusable_executor().shutdown(wait=True)  # the workers hold a language model each
+
+    def numbers(saved: dict) -> list[dict]:  # a run's step time is the one thing that may differ
+        runs = saved["results"]["columns, batch 8"]["runs"]
+        return [{k: v for k, v in r.items() if k != "step_seconds"} for r in runs]
+
+    assert [r["seed"] for r in numbers(parallel)] == [0, 1] and [len(r["curve"]) for r in numbers(parallel)] == [2, 2]
+    assert numbers(parallel) == numbers(alone)  # 1 thread a run either way: the same runs, the same numbers
+    assert numbers(alone)[0]["final_loss"] != numbers(alone)[1]["final_loss"]  # the seeds did differ
+    assert {k: v for k, v in parallel.items() if k != "results"} == {k: v for k, v in alone.items() if k != "results"}
+    summaries = [{k: v for k, v in saved["results"]["columns, batch 8"]["summary"].items() if k != "step_seconds"}
+                 for saved in (parallel, alone)]
+    assert summaries[0] == summaries[1]
+
+
+def test_jobs_refuses_step_timing(tmp_path):
+    with pytest.raises(FrozenbridgeError, match="--time-steps times each step alone on the machine"):
+        sweep(tmp_path / "params.yaml", tmp_path, tmp_path / "c.json", "--time-steps", "4", "--jobs", "2")
+    with pytest.raises(FrozenbridgeError, match="--jobs 0: give 1 or more"):
+        sweep(tmp_path / "params.yaml", tmp_path, tmp_path / "c.json", "--jobs", "0")

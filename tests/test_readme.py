@@ -64,15 +64,27 @@ def test_headline_rows_follow_the_metrics(tmp_path):
         in table  # the reference ran 8 tokens: no number to set beside 4
 
 
-def test_reading_counts_replicates_ahead_and_behind():
+def _reps(qa: list[float], cq: list[float]) -> dict:
+    return {"qa": {"heldout": {"binding": {str(i): {"right": v} for i, v in enumerate(qa)}}},
+            "caption_qa": {"heldout": {"binding": {str(i): {"right": v} for i, v in enumerate(cq)}}}}
+
+
+def _pairs(diffs: list[int]) -> dict:  # paired.json for qa vs caption_qa, held-out binding, of 60 questions
+    from frozenbridge.shapes.summary.paired import statistics_of
+
+    return {"qa vs caption_qa": {"heldout": {"binding": {**statistics_of(diffs), "items": 60}}}}
+
+
+def test_reading_quotes_the_paired_statistics_and_counts_replicates():
     from frozenbridge.shapes.report.reading import paired_sentence, stage1_sentence
 
-    reps = {"qa": {"heldout": {"binding": {"0": {"right": 40.0}, "1": {"right": 50.0}, "2": {"right": 30.0}}}},
-            "caption_qa": {"heldout": {"binding": {"0": {"right": 70.0}, "1": {"right": 50.0}, "2": {"right": 20.0}}}}}
-    text = paired_sentence(reps)
-    assert "caption_qa ahead in 1, behind in 1, tied in 1 of 3 replicates" in text
+    text = paired_sentence(_reps([40.0, 50.0, 30.0], [70.0, 50.0, 20.0]), _pairs([-18, 0, 6]))
+    assert "more questions right in 1, fewer in 1, as many in 1 of 3 replicates" in text
     assert "replicate 0: 40 vs 70" in text
-    assert paired_sentence({"qa": {}}) is None
+    assert "median 0 of 60 questions, 75% interval [-6, +18], sign test p = 1" in text  # caption_qa − qa
+    assert "the interval includes zero: no difference supported" in text and " ahead" not in text
+    assert paired_sentence({"qa": {}}, {}) is None
+    assert paired_sentence(_reps([40.0], [70.0]), {}) is None  # no paired.json: no sentence
     cell = {"right": {"median": 75.0, "min": 70.0, "max": 80.0}}
     scores = {"caption": {t: {"caption": cell} for t in ("seen", "heldout")}}
     zero = {"median": 0.0, "min": 0.0, "max": 0.0}
@@ -80,6 +92,46 @@ def test_reading_counts_replicates_ahead_and_behind():
                             for t in ("seen", "heldout")}}
     assert "no replicate gets more than 3.33% right" in stage1_sentence(scores, controls)
 
+
+
+def test_reading_says_ahead_only_where_the_interval_supports_it():
+    """Two of two replicates with caption_qa more right is not a finding: [min, max] of two covers 50%."""
+    from frozenbridge.shapes.report.analysis_tables import paired_analysis_table
+    from frozenbridge.shapes.report.reading import paired_sentence
+
+    text = paired_sentence(_reps([0.0, 15.0], [21.67, 65.0]), _pairs([-13, -30]))
+    assert "more questions right in 2, fewer in 0, as many in 0 of 2 replicates" in text
+    assert "median +21.5 of 60 questions, 50% interval [+13, +30], sign test p = 0.5" in text
+    assert "no difference supported (2 replicates cannot give an interval of 90% or more" in text
+    assert " ahead" not in text and "helps" not in text and "beats" not in text
+    nine = [-3, -5, 2, -8, -1, -4, -6, -2, -7]  # qa − caption_qa; caption_qa more right in 8 of 9, interval [+1, +7]
+    text = paired_sentence(_reps([50.0] * 9, [60.0] * 9), _pairs(nine))
+    assert "96.1% interval [+1, +7], sign test p = 0.0391: caption_qa ahead: the 96.1% interval excludes zero" in text
+    straddle = [-3, -5, 2, -8, 1, -4, -6, -2, -7]  # caption_qa more right in 7 of 9, interval [-1, +7]
+    text = paired_sentence(_reps([50.0] * 9, [60.0] * 9), _pairs(straddle))
+    assert "[-1, +7]" in text and "the interval includes zero: no difference supported" in text
+    assert " ahead" not in text
+    mix = _pairs(straddle)["qa vs caption_qa"]
+    table = paired_analysis_table({**_pairs(nine), "caption_qa vs caption_qa_mix": mix})
+    assert "| qa vs caption_qa | heldout | binding | 1 | 0 | 8 | -4 of 60 | [-7, -1] (96.1%) | 0.0391 | caption_qa |" \
+        in table
+    assert ("| caption_qa vs caption_qa_mix | heldout | binding | 2 | 0 | 7 | -4 of 60 | [-7, +1] (96.1%) | 0.1797 "
+            "| none |") in table
+
+
+def test_headline_row_names_the_paired_statistics_not_a_bare_count(tmp_path):
+    from frozenbridge.tools.headline import shapes_rows
+
+    shapes = tmp_path / "shapes"
+    shapes.mkdir()
+    (shapes / "scores.json").write_text(json.dumps({"qa": {"seen": {}, "heldout": {}}}))
+    (shapes / "paired.json").write_text(json.dumps(_pairs([-13, -30])))
+    (row,) = shapes_rows(shapes)
+    assert (row.key, row.median, row.unit) == ("caption_qa_ahead_heldout_binding", 2, "of 2")
+    assert row.label.endswith("(caption_qa − qa: median +21.5 of 60, 50% interval [+13, +30], sign test p = 0.5: "
+                              "no difference supported)")
+    (shapes / "paired.json").write_text(json.dumps(_pairs([-3, -5, -2, -8, -1, -4, -6, -2, -7])))
+    assert shapes_rows(shapes)[0].label.endswith("96.1% interval [+2, +7], sign test p = 0.0039: caption_qa ahead)")
 
 def test_convergence_table_marks_the_default_and_names_what_beat_it():
     from frozenbridge.shapes.report.tables import converge_table

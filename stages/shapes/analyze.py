@@ -1,11 +1,12 @@
 """Stage shapes_analyze: what the runs' predictions say beyond their scores, with no model loaded.
 
 Paired seeds: for qa vs caption_qa, caption_qa vs caption_qa_mix and caption_qa vs caption_qa_lora (where both ran),
-per test set and task, in how many replicates the first is ahead, tied and behind, and the median paired difference
-in questions (paired.json, paired.png). Wrong answers on held-out binding and leftmost over every replicate of
-every recipe trained on questions: a color of another shape in the picture or not, the nearest shape's color, one of
-the kind's two most common training colors, each beside chance (wrong_answers.json, wrong_answers.png). Metrics go to
-metrics/shapes/, figures to plots/shapes/.
+per test set and task, in how many replicates the first is ahead, tied and behind, the median paired difference in
+questions, the exact two-sided sign test over replicates and an exact order-statistic interval (binomial,
+distribution-free) for that median (paired.json, paired.png). Wrong answers on held-out binding and leftmost over
+every replicate of every recipe trained on questions: a color of another shape in the picture or not, the nearest
+shape's color, one of the kind's two most common training colors, each beside chance (wrong_answers.json,
+wrong_answers.png). Metrics go to metrics/shapes/, figures to plots/shapes/.
 """
 
 import json

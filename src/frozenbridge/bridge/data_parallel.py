@@ -21,6 +21,7 @@ import torch
 import torch.distributed as dist
 
 from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.sequence import unpack
 from frozenbridge.core.device import gpu_of_its_own, gpus_for_processes
 
 
@@ -62,8 +63,9 @@ def init_from_env(use_cuda: bool | None = None, key: str = "processes") -> torch
 
 
 def target_tokens(vlm: VLM, items: list) -> int:
-    """The target tokens (end-of-text included) of `items`: the positions the loss is averaged over."""
-    return sum(len(vlm.tokens.target(item, True)) for item in items)
+    """The target tokens (end-of-text included) of `items` (a packed row: its questions'): the positions the loss is
+    averaged over."""
+    return sum(len(vlm.tokens.target(item, True)) for item in unpack(items))
 
 
 def broadcast_parameters(params: Iterable[torch.nn.Parameter]) -> None:

@@ -2,25 +2,35 @@
 
 `loss` computes vocabulary logits only at target positions (the rest of the sequence is context), and
 `generate` runs batched greedy decoding with the language model's KV cache, one prefill for prompt and picture.
+A batch with packed rows (a picture once, then its questions) runs with a 4D mask and position ids when the language
+model gives it the same loss as the questions unpacked: checked once, on the first packed batch; a model that does
+not (an attention implementation that ignores custom masks, positions computed from the mask) trains on the same
+questions unpacked, said in the log.
 """
 
 from __future__ import annotations
+
+import contextlib
+import logging
 
 import torch
 from torch import nn
 
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.greedy import greedy_cached, greedy_recompute, strip_after_eos
-from frozenbridge.bridge.sequence import IGNORE, Batch, Item, Tokens, build, embed
+from frozenbridge.bridge.sequence import IGNORE, Batch, Item, Packed, Tokens, build, embed, unpack
 from frozenbridge.core.backbones.language import LanguageModel
 from frozenbridge.core.precision import autocast
 
+log = logging.getLogger("frozenbridge.model")
+MASKS = {"sdpa": "bool", "eager": "additive"}  # attention implementations that read a custom 4D mask, and its form
 
 class VLM(nn.Module):
     def __init__(self, lm: LanguageModel, connector: Connector, device: torch.device, bf16: bool):
         super().__init__()
         self.lm, self.connector, self.device, self.bf16 = lm, connector, device, bf16
         self.tokens = Tokens(lm.tokenizer)
+        self.packing: bool | None = None  # whether packed rows are run packed: decided on the first packed batch
 
     def image_tokens(self, feats: torch.Tensor | None, batch: Batch) -> torch.Tensor | None:
         if not batch.images:
@@ -35,20 +45,64 @@ class VLM(nn.Module):
         embeds = embed(batch, self.lm.embed(ids), self.image_tokens(feats, batch))
         return batch, embeds, batch.attention_mask.to(self.device)
 
-    def loss(self, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
-        """Mean cross-entropy over target tokens; logits are computed only where a label exists."""
+    def loss(self, items: list, feats: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy over target tokens; logits are computed only where a label exists. Packed rows give
+        the loss of their questions unpacked (run packed when the model allows, see `packs`)."""
+        if any(isinstance(item, Packed) for item in items) and not self.packs(items, feats):
+            items = unpack(items)
+        return self._loss(items, feats, self.bf16)
+
+    def _loss(self, items: list, feats: torch.Tensor, bf16: bool) -> torch.Tensor:
         batch, embeds, mask = self.inputs(items, feats, with_target=True, left_pad=False)
-        model = self.lm.model
-        with autocast(self.device, self.bf16):
+        model, extra = self.lm.model, {}
+        if batch.segments is not None:
+            mask, extra = self.packed_mask(batch), {"position_ids": batch.positions.to(self.device)}
+        with autocast(self.device, bf16):
             # use_cache=False: training needs no KV cache (and a cache object in the call makes compiled layers
             # recompile at every step)
-            hidden = model.get_decoder()(inputs_embeds=embeds, attention_mask=mask,
-                                         use_cache=False).last_hidden_state
+            hidden = model.get_decoder()(inputs_embeds=embeds, attention_mask=mask, use_cache=False,
+                                         **extra).last_hidden_state
         labels = batch.labels[:, 1:].to(self.device)  # position t predicts token t + 1
         where = labels != IGNORE
-        with autocast(self.device, self.bf16):
+        with autocast(self.device, bf16):
             logits = model.get_output_embeddings()(hidden[:, :-1][where])
         return nn.functional.cross_entropy(logits.float(), labels[where])
+
+    def packed_mask(self, batch: Batch) -> torch.Tensor:
+        allowed = batch.attention_4d().to(self.device)
+        if MASKS.get(self.attention_implementation()) == "bool":
+            return allowed
+        return torch.zeros(allowed.shape, device=self.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
+
+    def attention_implementation(self) -> str:
+        return getattr(self.lm.model.config, "_attn_implementation", None) or "eager"
+
+    def packs(self, items: list, feats: torch.Tensor) -> bool:
+        """Run packed rows packed? Decided once: the attention implementation must read a custom 4D mask, and the
+        first packed batch's first two rows must give, in fp32, the loss of their questions unpacked."""
+        if self.packing is None:
+            self.packing, why = self._check_packing([i for i in items if isinstance(i, Packed)][:2], feats)
+            if self.packing:
+                log.info("packed question batches: each picture's tokens once a batch row, its questions after "
+                         "it (%s)", why)
+            else:
+                log.info("packed question batches: not with this language model (%s); its questions run "
+                         "unpacked, one sequence each: the same loss, more tokens", why)
+        return self.packing
+
+    @torch.no_grad()
+    def _check_packing(self, rows: list[Packed], feats: torch.Tensor) -> tuple[bool, str]:
+        impl = self.attention_implementation()
+        if impl not in MASKS:
+            return False, f"attention implementation {impl!r} does not read a custom 4D mask"
+        try:
+            with fp32_for_a_while(self.lm.model):
+                packed, alone = (float(self._loss(r, feats, bf16=False)) for r in (rows, unpack(rows)))
+        except (TypeError, ValueError, RuntimeError, IndexError) as e:
+            return False, f"the packed forward failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
+        if abs(packed - alone) > 1e-4 * max(1.0, abs(alone)):
+            return False, f"a packed row's loss {packed:.6f} differs from its questions' unpacked {alone:.6f}"
+        return True, f"checked in fp32 on the first batch: loss {packed:.6f} packed, {alone:.6f} unpacked"
 
     @torch.no_grad()
     def generate_ids(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int,
@@ -63,3 +117,18 @@ class VLM(nn.Module):
     def generate(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int) -> list[str]:
         ids = self.generate_ids(items, feats, max_new_tokens)
         return [text.strip() for text in self.lm.tokenizer.batch_decode(ids, skip_special_tokens=True)]
+
+
+@contextlib.contextmanager
+def fp32_for_a_while(model: nn.Module):
+    """The model's bf16 weights in fp32 for the block, then back to each tensor's own dtype: exact both ways (every
+    bf16 value is an fp32 one), so the check compares in fp32 what training runs in bf16, and fp32 tensors (a LoRA
+    adapter) are never touched."""
+    dtypes = {t: t.dtype for t in (*model.parameters(), *model.buffers()) if t.dtype == torch.bfloat16}
+    for t in dtypes:
+        t.data = t.data.float()
+    try:
+        yield
+    finally:
+        for t, dtype in dtypes.items():
+            t.data = t.data.to(dtype)

@@ -9,6 +9,9 @@ from the shapes) as a fraction of this machine's own matmul throughput; every de
 vs eager (full mode only: compiling takes a while); a step from cached features vs encoding the pictures inside the
 step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens
 grow (1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never asserted.
+Question steps: 5 pictures with 16 questions packed by picture (the picture's tokens once) vs the same 16 questions
+one a sequence, their loss and gradient equal; the packed step with a 3x3 merge (25 image tokens) and with compiled
+layers; and, from the profiler, where a packed question step's time goes, by operator: matmuls vs the rest.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from PIL import Image
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.greedy import greedy_recompute
 from frozenbridge.bridge.model import VLM
-from frozenbridge.bridge.sequence import IGNORE, Item
+from frozenbridge.bridge.sequence import IGNORE, Item, Packed, unpack
 from frozenbridge.core.backbones import load_language, load_vision
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.measure import PeakMemory, machine, matmul_peak, mem_label, step_flops, timed
@@ -45,10 +48,13 @@ class Sizes:
     batches: tuple[int, ...]
     siglip_layers: int
     peak_size: int  # side of the middle square matmul of the peak measurement
+    question_pictures: int = 5  # a question batch: 5 pictures with 16 questions (the training default)
+    questions: int = 16
 
 
 FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12, peak_size=2048)
-QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2, peak_size=512)
+QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2, peak_size=512,
+              question_pictures=2, questions=6)
 
 
 def pictures(n: int) -> list[Image.Image]:
@@ -58,6 +64,40 @@ def pictures(n: int) -> list[Image.Image]:
 
 def caption_items(n: int) -> list[Item]:
     return [Item(i, "Caption:", CAPTION) for i in range(n)]
+
+
+QUESTIONS = ("How many shapes are there?", "What color is the circle?", "What color is the square?",
+             "What color is the leftmost shape?")
+ANSWERS = ("two", "red", "blue", "red")
+
+
+def question_rows(pictures: int, questions: int) -> list[Packed]:
+    """`questions` shapes-study questions over `pictures` pictures (3 or 4 each, as the training pictures have),
+    each picture a packed row."""
+    per = [questions // pictures + (i < questions % pictures) for i in range(pictures)]
+    return [Packed(i, tuple((f"Question: {q} Answer:", a) for q, a in list(zip(QUESTIONS, ANSWERS))[:n]))
+            for i, n in enumerate(per)]
+
+
+MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::_scaled_dot_product")
+
+
+def operator_breakdown(step, top: int = 8) -> list[tuple[str, float]]:
+    """Self CPU time by operator over one step (torch.profiler), as shares of the step: matmuls together, then the
+    `top` largest other operators, then the rest."""
+    from torch.profiler import ProfilerActivity, profile
+
+    step()  # warm
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    times = {e.key: e.self_cpu_time_total for e in prof.key_averages()}
+    total = sum(times.values()) or 1.0
+    matmul = sum(t for k, t in times.items() if k.startswith(MATMULS))
+    others = sorted(((k, t) for k, t in times.items() if not k.startswith(MATMULS)), key=lambda kv: -kv[1])
+    shares = [("matmuls (mm, addmm, bmm, attention)", matmul / total)]
+    shares += [(k, t / total) for k, t in others[:top]]
+    shares.append(("everything else", sum(t for _, t in others[top:]) / total))
+    return shares
 
 
 def loss_full_logits(vlm: VLM, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
@@ -149,6 +189,30 @@ def run(args) -> list[dict]:
         throughput("compiled layers", compiled_seconds)
         row(f"torch.compile each decoder layer ({layers}): first step", "s (compiling)", first,
             "s it saves a step (pays back after first / saved steps)", seconds - compiled_seconds, ratio=False)
+
+    # 3d. question steps: whole pictures with their questions packed (the picture's tokens once) vs one a sequence
+    rows_q = question_rows(sizes.question_pictures, sizes.questions)
+    packed_seconds = timed(train_step(vlm, feats, rows_q), sizes.reps)
+    row(f"question step, {sizes.questions} questions on {sizes.question_pictures} pictures",
+        "packed by picture", packed_seconds, "one a sequence", timed(train_step(vlm, feats, unpack(rows_q)),
+                                                                     sizes.reps))
+    shape3 = Connector(shape, lm.width, merge=3).to(device)
+    merge3 = VLM(lm, shape3, device, bf16)
+    row(f"question step, packed: {shape3.n_out} image tokens (3x3 merge)", f"{shape3.n_out} tokens",
+        timed(train_step(merge3, feats, rows_q), sizes.reps), f"{connector.n_out} (2x2)", packed_seconds)
+    q_flops = step_flops(train_step(vlm, feats, rows_q))
+    rows.append({"measure": "question step, packed: matmul throughput, GFLOP/s",
+                 "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
+                 "b": f"step ({q_flops / 1e9:.0f} GFLOP in {packed_seconds:.3g} s)",
+                 "b_value": q_flops / packed_seconds / 1e9, "ratio": q_flops / packed_seconds / peak,
+                 "fraction": True})
+    if not args.quick:
+        compiled_packed = timed(train_step(fused, feats, rows_q), sizes.reps + 1)
+        row("question step, packed: torch.compile each decoder layer", "compiled", compiled_packed, "eager",
+            packed_seconds)
+    for name, share in operator_breakdown(train_step(vlm, feats, rows_q)):
+        rows.append({"measure": f"  packed question step, self CPU: {name[:36]}", "a": "of the step", "a_value": share,
+                     "b": "s", "b_value": share * packed_seconds, "ratio": share, "fraction": True})
 
     # 4. cached features vs encoding the pictures inside every step
     for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):

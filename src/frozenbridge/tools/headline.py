@@ -52,11 +52,26 @@ def shapes_rows(folder: Path) -> list[Row]:
         "binding right, held-out pairs (caption_qa)", "%")
     add("qa", "heldout", "binding", "right", "qa_binding_heldout", "binding right, held-out pairs (qa)", "%")
     pair = (paired or {}).get("qa vs caption_qa", {}).get("heldout", {}).get("binding")
-    if pair:  # qa behind caption_qa: captioning first ahead
+    if pair:  # qa behind caption_qa: caption_qa more right
         rows.append(Row("shapes", "caption_qa_ahead_heldout_binding",
-                        "replicates where captioning first (caption_qa) is ahead of qa on held-out binding",
+                        "replicates where captioning first (caption_qa) got more held-out binding questions right "
+                        f"than qa ({_paired_evidence(pair, 'qa', 'caption_qa')})",
                         pair["behind"], pair["behind"], pair["behind"], f"of {pair['replicates']}"))
     return rows
+
+
+def _paired_evidence(pair: dict, first: str, second: str) -> str:
+    """A paired.json cell, second minus first: the median, its exact interval with the coverage, the sign test, and
+    a recipe named ahead only where `supported` names it."""
+    iv = pair["interval"]
+    low, high = sorted((-iv["low"], -iv["high"]))
+    verdict = {"first": f"{first} ahead", "second": f"{second} ahead"}.get(pair["supported"],
+                                                                          "no difference supported")
+    def signed(v: float) -> str:
+        return f"{v:+g}" if v else "0"
+    return (f"{second} − {first}: median {signed(-pair['median_difference'])} of {pair['items']}, "
+            f"{round(100 * iv['coverage'], 1):g}% interval [{signed(low)}, {signed(high)}], sign test p = "
+            f"{pair['sign_test_p']:g}: {verdict}")
 
 
 def digits_rows(folder: Path) -> list[Row]:

@@ -49,13 +49,19 @@ def _other_studies(categories: dict, total: float) -> str:
     return f"; {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
 
 
+def _cpu(m: dict) -> str:
+    """The CPU that made the numbers, where the timing recorded it: kernels differ between CPUs, and so do draws."""
+    return f" ({m['cpu_model']}, bf16 through {m['bf16_path']})" if "cpu_model" in m else ""
+
+
 def repro_time(saved: dict) -> list[str]:
     """`python -m frozenbridge.tools.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
     m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
     steps = saved["training_steps_seconds"]
     rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
     return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` of every stage took "
-            f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine (torch {m['torch']}) whose benchmark "
+            f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{_cpu(m)} (torch {m['torch']}) whose "
+            "benchmark "
             f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
             f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
             f"{_minutes(c.get('training', 0.0))}, of which {_minutes(steps)} inside training steps; evaluation "

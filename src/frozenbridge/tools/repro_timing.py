@@ -31,6 +31,28 @@ STAGE = re.compile(r"Running stage '([^']+)'")
 STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")
 
 
+def cpu_model() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo; elsewhere what platform says)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def bf16_path() -> str:
+    """How this CPU runs bf16 matmuls: AMX tiles, AVX512-BF16 instructions, or none (precision auto runs fp32)."""
+    try:
+        flags = set(next(line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                         if line.startswith("flags")).split(":", 1)[1].split())
+    except (OSError, StopIteration):
+        flags = set()
+    found = [name for flag, name in (("amx_bf16", "AMX"), ("avx512_bf16", "AVX512-BF16")) if flag in flags]
+    return " + ".join(found) if found else "none (precision auto runs fp32)"
+
+
 def benchmark_step(reps: int = 5) -> float:
     """Median seconds of a training step, batch 16 captions at 49 image tokens, the embedded language model."""
     from frozenbridge.bridge.connector import Connector
@@ -108,7 +130,8 @@ def main() -> None:
     for name, seconds in stages.items():
         by_category[category(name)] = by_category.get(category(name), 0.0) + seconds
     training_steps = sum(steps.values())
-    out = {"machine": {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "torch": torch.__version__,
+    out = {"machine": {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "cpu_model": cpu_model(),
+                       "bf16_path": bf16_path(), "torch": torch.__version__,
                        "device": "cuda" if torch.cuda.is_available() else "cpu", "date": time.strftime("%Y-%m-%d")},
            "benchmark_step_seconds": round(step, 3), "benchmark_step_after_seconds": round(after, 3),
            "total_seconds": round(total, 1), "stages": stages,

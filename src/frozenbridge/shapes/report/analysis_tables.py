@@ -11,16 +11,61 @@ def _range(s: dict) -> str:
     return f"{s['median']:g} [{s['min']:g}–{s['max']:g}]"
 
 
+def _signed(v: float) -> str:
+    """+5, -1.5, and 0 unsigned."""
+    return f"{v:+g}" if v else "0"
+
+
+def _coverage(interval: dict) -> str:
+    return f"{round(100 * interval['coverage'], 1):g}%"
+
+
+def paired_evidence(cell: dict, flip: bool = False) -> str:
+    """One paired.json cell as a phrase: the median difference, its interval with the coverage, the sign test; with
+    `flip`, second minus first."""
+    sign, iv = (-1 if flip else 1), cell["interval"]
+    low, high = sorted((sign * iv["low"], sign * iv["high"]))
+    return (f"median {_signed(sign * cell['median_difference'])} of {cell['items']} questions, {_coverage(iv)} "
+            f"interval [{_signed(low)}, {_signed(high)}], sign test p = {cell['sign_test_p']:g}")
+
+
+def paired_verdict(cell: dict, first: str, second: str) -> str:
+    """What a paired.json cell lets the report say: a recipe is ahead only where `supported` names it."""
+    iv = cell["interval"]
+    if cell["supported"] is not None:
+        winner = first if cell["supported"] == "first" else second
+        return f"{winner} ahead: the {_coverage(iv)} interval excludes zero"
+    if iv["low"] <= 0 <= iv["high"]:
+        return "the interval includes zero: no difference supported"
+    return (f"no difference supported ({cell['replicates']} replicates cannot give an interval of 90% or more, and "
+            f"the sign test cannot go below p = {2 / 2 ** cell['replicates']:g} with them)")
+
+
 def paired_analysis_table(pairs: dict) -> list[str]:
-    """metrics/shapes/paired.json: per pair, test set and task, replicates ahead / tied / behind and the median
-    difference."""
-    cells = [(name, test, task, c["ahead"], c["tied"], c["behind"], f"{c['median_difference']:+g} of {c['items']}")
-             for name, tests in pairs.items() for test in ("heldout", "seen")
-             for task, c in tests.get(test, {}).items()]
+    """metrics/shapes/paired.json: per pair, test set and task, replicates ahead / tied / behind, the median
+    difference, its exact interval, the sign test, and which recipe (if any) the interval supports."""
+    cells = []
+    for name, tests in pairs.items():
+        first, second = name.split(" vs ")
+        for test in ("heldout", "seen"):
+            for task, c in tests.get(test, {}).items():
+                iv = c["interval"]
+                winner = {"first": first, "second": second}.get(c["supported"], "none")
+                cells.append((name, test, task, c["ahead"], c["tied"], c["behind"],
+                              f"{c['median_difference']:+g} of {c['items']}",
+                              f"[{_signed(iv['low'])}, {_signed(iv['high'])}] ({_coverage(iv)})",
+                              f"{c['sign_test_p']:g}", winner))
     return markdown_table("Paired replicates (`metrics/shapes/paired.json`): in how many replicates the first "
                           "recipe of the pair had more questions right, as many, or fewer, and the median of the "
-                          "per-replicate differences (first − second, in questions of the number given):",
-                          ["pair", "test pairs", "task", "ahead", "tied", "behind", "median difference"], cells, left=3)
+                          "per-replicate differences (first − second, in questions of the number given); beside it "
+                          "an exact interval for that median from the sorted differences (order statistics, "
+                          "binomial, distribution-free: at least 95% where the replicates allow, else [min, max] at "
+                          "the coverage given), the exact two-sided sign test over replicates (ties dropped), and "
+                          "the recipe an interval of at least 90% places ahead (none where it includes zero or "
+                          "covers less; five replicates reach 93.75% at best):",
+                          ["pair", "test pairs", "task", "ahead", "tied", "behind", "median difference",
+                           "interval (coverage)", "sign test p", "supported"], cells,
+                          align="|---|---|---|---:|---:|---:|---:|---:|---:|---|")
 
 
 def wrong_answers_table(wrong: dict) -> list[str]:

@@ -1,9 +1,11 @@
 """The results page's reading of the default run: what it shows and what it cannot, in sentences whose every number
-comes from metrics/shapes/ (scores.json, controls.json, replicates.json), so the prose stays as true as the tables."""
+comes from metrics/shapes/ (scores.json, controls.json, replicates.json, paired.json), so the prose stays as true as
+the tables; a recipe is called ahead of another only where paired.json's interval supports it."""
 
 from __future__ import annotations
 
 from frozenbridge.shapes.data.vocab import CONTROLS, TESTS
+from frozenbridge.shapes.report.analysis_tables import paired_evidence, paired_verdict
 
 
 def _pct(v: float) -> str:
@@ -41,19 +43,22 @@ def stage2_sentence(scores: dict, recipe: str = "caption_qa") -> str | None:
             f"picture's score minus the best of the three controls. On held-out pairs: {', '.join(held)}.")
 
 
-def paired_sentence(reps: dict, a: str = "qa", b: str = "caption_qa", test: str = "heldout",
+def paired_sentence(reps: dict, pairs: dict, a: str = "qa", b: str = "caption_qa", test: str = "heldout",
                     task: str = "binding") -> str | None:
-    """Replicate by replicate: how often `b` is ahead of `a` (replicates are paired: same start, same questions)."""
+    """Replicate by replicate, `b` against `a` (replicates are paired: same start, same questions): the scores from
+    replicates.json, and from paired.json the counts, the median difference with its exact interval and the sign
+    test; `b` is called ahead only where the interval supports it."""
     ra, rb = reps.get(a, {}).get(test, {}).get(task), reps.get(b, {}).get(test, {}).get(task)
-    if not ra or not rb:
+    cell = pairs.get(f"{a} vs {b}", {}).get(test, {}).get(task)
+    if not ra or not rb or not cell:
         return None
     common = sorted(set(ra) & set(rb), key=int)
-    diffs = [round(rb[r]["right"] - ra[r]["right"], 2) for r in common]
-    ahead, behind = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
     listed = ", ".join(f"replicate {r}: {ra[r]['right']:g} vs {rb[r]['right']:g}" for r in common)
+    more, fewer = cell["behind"], cell["ahead"]  # the pair's first recipe is `a`: a behind = b more right
     return (f"**Captioning first, on pairs never seen in training.** {task.capitalize()} on held-out pairs, {a} vs "
-            f"{b}, {listed}: {b} ahead in {ahead}, behind in {behind}, tied in {len(diffs) - ahead - behind} of "
-            f"{len(diffs)} replicates.")
+            f"{b} (% right), {listed}. {b} − {a}, replicate by replicate: more questions right in {more}, fewer in "
+            f"{fewer}, as many in {cell['tied']} of {cell['replicates']} replicates; "
+            f"{paired_evidence(cell, flip=True)}: {paired_verdict(cell, a, b)}.")
 
 
 def spread_sentence(scores: dict) -> str | None:
@@ -69,9 +74,9 @@ def spread_sentence(scores: dict) -> str | None:
             "the five-seed follow-up (docs/shapes.md, What to run next) is one command.")
 
 
-def reading(scores: dict, controls: dict, reps: dict | None) -> list[str]:
+def reading(scores: dict, controls: dict, reps: dict | None, pairs: dict | None) -> list[str]:
     sentences = [stage1_sentence(scores, controls), stage2_sentence(scores),
-                 paired_sentence(reps or {}), spread_sentence(scores)]
+                 paired_sentence(reps or {}, pairs or {}), spread_sentence(scores)]
     out: list[str] = []
     for s in sentences:
         if s:

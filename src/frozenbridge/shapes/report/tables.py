@@ -174,13 +174,14 @@ def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[lis
     if enc:
         parts += ["Cached features (`metrics/shapes/encode.json`):", "", *encode_table(enc), ""]
     scores, controls = read_json_if_present(metrics / "scores.json"), read_json_if_present(metrics / "controls.json")
+    pairs = read_json_if_present(metrics / "paired.json")
     if scores and controls:
         parts += ["Exact match, % (median [min–max] over replicates; gap = right − max(blank, wrong, none)) from "
                   "`metrics/shapes/scores.json` and `metrics/shapes/controls.json`:", "",
                   *(stage1_table(scores, controls) if "caption" in scores else []), "", *recipe_table(scores), ""]
         reps = read_json_if_present(metrics / "replicates.json")
-        parts += [*paired_table(reps or {}), *reading(scores, controls, reps)]
-    parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
+        parts += [*paired_table(reps or {}), *reading(scores, controls, reps, pairs)]
+    parts += paired_analysis_table(pairs or {})
     wrong = read_json_if_present(metrics / "wrong_answers.json") or {}
     parts += wrong_answers_table(wrong)
     if wrong and data:

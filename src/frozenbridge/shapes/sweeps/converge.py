@@ -3,6 +3,7 @@
     python -m frozenbridge.shapes.sweeps.converge             # every setting in SETTINGS, seeds 0 1 2 (hours on a CPU)
     python -m frozenbridge.shapes.sweeps.converge --only columns "columns, lr 2e-3" --seeds 0 1 2 3 4
     python -m frozenbridge.shapes.sweeps.converge --setting mine train.lr=3e-3 connector.order=columns
+    python -m frozenbridge.shapes.sweeps.converge --jobs 4        # 4 runs at once, the machine's threads split
     python -m frozenbridge.shapes.sweeps.converge --time-steps 8  # then time each setting's step, alone on the machine
 
 A setting is a set of overrides of params.yaml keys under `shapes:` (dotted keys: train.lr, connector.merge). For
@@ -13,8 +14,12 @@ or once it reaches the highest threshold. A decaying schedule runs over the sett
 in the pipeline, and stays at its floor after.
 The table gives, per setting, the median and the worst seed: what a default must be judged on is the worst.
 Seconds are steps times the setting's step time measured by `--time-steps` with nothing else running (the sweep
-may run as several single-threaded workers, `--threads 1` with `--only` splitting the settings, whose own step
-times are not the machine's).
+may run as several workers, `--jobs N` or processes started by hand with `--only` splitting the settings, whose
+own step times are not the machine's).
+`--jobs N` runs the (setting, seed) runs not yet done N at a time in joblib worker processes, each with 1/N of the
+threads (`--threads`, else every core) and its own copy of the language model. The runs are seeded, so a run's
+numbers do not depend on which worker made it or when; step counts can differ by thread count as bf16 kernels do
+(a bf16 backward pass sums in another order on another thread count), and the results do not record it.
 Results go to bench/converge.json (kept between calls: finished runs are not redone unless --fresh);
 `python -m frozenbridge.tools.report` puts the table in the results page. Needs `dvc repro shapes_encode` first.
 """
@@ -26,9 +31,12 @@ import copy
 import fcntl
 import json
 import logging
+import os
 import statistics
+import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -183,6 +191,39 @@ def format_table(results: dict) -> str:
     return "\n".join(lines)
 
 
+def load_inputs(base: Params, data_dir: str, heldout: bool):
+    """(training, seen-pair test and, when asked, held-out-pair test split; device, bf16, language model)."""
+    pictures, features = Path(data_dir) / "pictures", Path(data_dir) / "features"
+    data = load_split("train", pictures, features, base.vision)
+    test = load_split("test_seen", pictures, features, base.vision)
+    held = load_split("test_heldout", pictures, features, base.vision) if heldout else None
+    return data, test, held, *setup(base)
+
+
+def seeded_run(params: Params, seed: int, inputs, args) -> dict:
+    """One (setting, seed) run from the same global seeds whichever process makes it and whatever it ran before."""
+    data, test, heldout, device, bf16, lm = inputs
+    torch.manual_seed(0)
+    np.random.seed(0)
+    return run_one(params, seed, data, test, lm, device, bf16, args.steps, args.every, args.items, heldout,
+                   stop=not args.no_stop)
+
+
+_WORKER: dict = {}  # a worker process's inputs, loaded by its first run of a sweep and kept for its later ones
+
+
+def worker_run(sweep: str, threads: int, base: Params, name: str, params: Params, seed: int, args) -> tuple:
+    """A --jobs worker's run: its share of the threads set before anything loads, then (name, the run)."""
+    if not logging.getLogger().handlers:  # a fresh worker process: log as run_cli does
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    torch.set_num_threads(threads)
+    if _WORKER.get("sweep") != sweep:
+        _WORKER.clear()
+        _WORKER.update(sweep=sweep, inputs=load_inputs(base, args.data, args.heldout))
+    log.info("setting %r, seed %d (worker %d, %d threads)", name, seed, os.getpid(), threads)
+    return name, seeded_run(params, seed, _WORKER["inputs"], args)
+
+
 def save(path: Path, name: str, entry: dict, header: dict) -> None:
     """Merge one setting's entry into the JSON file (several workers may share it: `--only` splits the list)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -215,7 +256,11 @@ def main() -> None:
                     help="an extra setting: a name, then overrides of keys under shapes: (train.lr=2e-3; repeatable)")
     ap.add_argument("--json", type=Path, default=Path("bench/converge.json"))
     ap.add_argument("--fresh", action="store_true", help="redo runs already in --json")
-    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads (default: torch's choice; with --jobs, every core), split between the jobs")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="runs at once, each in a joblib worker process with 1/N of the threads (default 1: in this "
+                         "process, one after another); step counts can differ by thread count as bf16 kernels do")
     ap.add_argument("--heldout", action="store_true",
                     help="also caption the first --items held-out-pair test pictures at every evaluation")
     ap.add_argument("--no-stop", action="store_true", help="train every seed for --steps, past the thresholds")
@@ -223,7 +268,11 @@ def main() -> None:
                     help="only time each setting's step (median of N, this process alone) and record it; run it "
                          "with nothing else on the machine: the table's seconds come from it")
     args = ap.parse_args()
-    if args.threads:
+    if args.jobs < 1:
+        raise FrozenbridgeError(f"--jobs {args.jobs}: give 1 or more")
+    if args.jobs > 1 and args.time_steps:
+        raise FrozenbridgeError("--time-steps times each step alone on the machine: run it without --jobs")
+    if args.threads and args.jobs == 1:
         torch.set_num_threads(args.threads)
     raw = read_yaml(Path(args.params).read_text())
     load_params(args.params)
@@ -234,14 +283,11 @@ def main() -> None:
         raise FrozenbridgeError(f"--only {args.only}: no such setting; known: {list(SETTINGS)}")
     checked = {name: apply_overrides(raw, o) for name, o in settings.items()}  # every setting valid before work
     base = next(iter(checked.values()))
-    pictures, features = Path(args.data) / "pictures", Path(args.data) / "features"
-    data = load_split("train", pictures, features, base.vision)
-    test = load_split("test_seen", pictures, features, base.vision)
-    heldout = load_split("test_heldout", pictures, features, base.vision) if args.heldout else None
-    device, bf16, lm = setup(base)
+    inputs = load_inputs(base, args.data, args.heldout) if args.jobs == 1 else None  # --jobs: each worker's own
     saved = json.loads(args.json.read_text()) if args.json.is_file() and not args.fresh else {"results": {}}
     results = saved["results"]
     if args.time_steps:
+        data, _, _, device, bf16, lm = inputs
         for name, params in checked.items():
             if name not in results:
                 raise FrozenbridgeError(f"{args.json}: no runs of setting {name!r} to time; run it first")
@@ -250,23 +296,38 @@ def main() -> None:
             save(args.json, name, results[name], {})
         print(format_table({k: results[k] for k in checked}))
         return
-    for name, params in checked.items():
+    mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop)))
+    entries, todo = {}, []
+    for name in checked:
         entry = results.get(name)
-        mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop)))
         if entry is None or entry["overrides"] != settings[name] or any(entry.get(k, v) != v for k, v in mode.items()):
             entry = {"overrides": settings[name], **mode, "runs": []}
-        for seed in args.seeds:
-            if any(r["seed"] == seed for r in entry["runs"]):
-                continue
+        entries[name] = entry
+        done = {r["seed"] for r in entry["runs"]}
+        todo += [(name, seed) for seed in dict.fromkeys(args.seeds) if seed not in done]
+
+    def record(name: str, run: dict) -> None:
+        entry = entries[name]
+        entry["runs"].append(run)
+        entry["runs"].sort(key=lambda r: r["seed"])
+        entry["summary"] = summarize(entry["runs"], args.steps)
+        results[name] = entry
+        save(args.json, name, entry, {"items": args.items, "every": args.every})
+
+    if args.jobs == 1:
+        for name, seed in todo:
             log.info("setting %r, seed %d", name, seed)
-            torch.manual_seed(0)
-            np.random.seed(0)
-            entry["runs"].append(run_one(params, seed, data, test, lm, device, bf16, args.steps, args.every,
-                                         args.items, heldout, stop=not args.no_stop))
-            entry["runs"].sort(key=lambda r: r["seed"])
-            entry["summary"] = summarize(entry["runs"], args.steps)
-            results[name] = entry
-            save(args.json, name, entry, {"items": args.items, "every": args.every})
+            record(name, seeded_run(checked[name], seed, inputs, args))
+    elif todo:
+        from joblib import Parallel, delayed
+
+        threads = max(1, (args.threads or os.cpu_count() or torch.get_num_threads()) // args.jobs)
+        log.info("%d runs, %d at a time, %d threads each", len(todo), args.jobs, threads)
+        sweep = uuid.uuid4().hex  # a worker kept from an earlier sweep in this process loads its inputs anew
+        finished = Parallel(n_jobs=args.jobs, backend="loky", return_as="generator_unordered")(
+            delayed(worker_run)(sweep, threads, base, name, checked[name], seed, args) for name, seed in todo)
+        for name, run in finished:  # saved as each run finishes, whatever the order
+            record(name, run)
     print(format_table({k: results[k] for k in checked}))
 
 

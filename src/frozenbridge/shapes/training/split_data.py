@@ -10,7 +10,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from frozenbridge.bridge.sequence import Item
+from frozenbridge.bridge.sequence import Item, Packed
 from frozenbridge.core.params import VisionParams
 from frozenbridge.shapes.data.read import read_features, read_split
 from frozenbridge.shapes.data.vocab import caption_prompt, question_prompt
@@ -26,9 +26,6 @@ class SplitData:
 
     def caption_item(self, pic: int) -> Item:
         return Item(pic, caption_prompt(), self.captions[pic])
-
-    def question_items(self) -> list[tuple[int, dict]]:
-        return [(pic, q) for pic, qs in enumerate(self.questions) for q in qs]
 
 
 def load_split(split: str, pictures_dir: Path, features_dir: Path, vision: VisionParams) -> SplitData:
@@ -55,9 +52,20 @@ def caption_batches(data: SplitData, seed: np.random.SeedSequence, size: int) ->
         yield [data.caption_item(next(stream)) for _ in range(size)]
 
 
-def question_batches(data: SplitData, seed: np.random.SeedSequence, size: int) -> Iterator[list[Item]]:
-    pool = data.question_items()
-    stream = index_stream(len(pool), seed)
+def pictures_per_batch(data: SplitData, size: int) -> int:
+    """Whole pictures a question batch holds: as many as give `size` questions on average (1,500 pictures with
+    4,882 questions and size 16: 5 pictures, 16.3 questions a batch)."""
+    questions = sum(len(qs) for qs in data.questions)
+    return max(1, round(size * len(data.questions) / max(1, questions)))
+
+
+def question_batches(data: SplitData, seed: np.random.SeedSequence, size: int) -> Iterator[list[Packed]]:
+    """Endless batches of whole pictures, each a packed row of the picture and all its questions (the model runs
+    the picture's tokens once for them, or unpacks them where it cannot); the pictures follow the seed's stream,
+    so every recipe of a replicate sees the same pictures in the same order."""
+    per = pictures_per_batch(data, size)
+    stream = (pic for pic in index_stream(len(data.questions), seed) if data.questions[pic])
     while True:
-        picked = [pool[next(stream)] for _ in range(size)]
-        yield [Item(pic, question_prompt(q["question"]), q["answer"]) for pic, q in picked]
+        pics = [next(stream) for _ in range(per)]
+        yield [Packed(pic, tuple((question_prompt(q["question"]), q["answer"]) for q in data.questions[pic]))
+               for pic in pics]
