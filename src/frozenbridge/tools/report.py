@@ -72,11 +72,11 @@ def repro_time(saved: dict) -> list[str]:
             "prints it first).", ""]
 
 
-def bench_table(saved: dict) -> list[str]:
+def bench_table(saved: dict, only: list[dict] | None = None) -> list[str]:
     m = saved["machine"]
     rows = [f"Benchmark (`python -m frozenbridge.tools.bench`, {m['mode']} mode, {m['device']}, torch {m['torch']}, "
             f"{m['date']}):", "", "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
-    for r in saved["rows"]:
+    for r in saved["rows"] if only is None else only:
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}×"
         rows.append(f"| {r['measure']} | {r['a']} {r['a_value']:.4g} | {r['b']} {r['b_value']:.4g} | {ratio} |")
     return rows
@@ -119,6 +119,24 @@ def headline_table(root: Path) -> list[str]:
     return out
 
 
+SPEED_BENCH = "cpu-2core.json"  # the committed benchmark whose step rows the README quotes
+SPEED_ROWS = ("question step", "train step, batch 16, 49 image tokens: matmul", "train step, batch 16: torch.compile",
+              "train step, batch 16, compiled layers: matmul")
+
+
+def speed_table(root: Path) -> list[str]:
+    """The README's speed rows: the training step's levers from bench/cpu-2core.json, each a ratio measured in one
+    run (the operator breakdown and the rest stay in the results page)."""
+    saved = read_json_if_present(root / "bench" / SPEED_BENCH)
+    if saved is None:
+        return []
+    rows = [r for r in saved["rows"] if r["measure"].startswith(SPEED_ROWS)]
+    m = saved["machine"]
+    return ["", f"Where a training step's time goes (`python -m frozenbridge.tools.bench`, {m['device']}, "
+            f"{m['date']}; every row of it in [docs/results.md](docs/results.md#benchmarks)):", "",
+            "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(saved, rows)[4:]]
+
+
 def render_results(root: Path) -> str:
     """docs/results.md, whole: each study's tables, on-demand experiments, timing, the sweep and benchmarks."""
     metrics, bench = root / "metrics", root / "bench"
@@ -155,7 +173,7 @@ def update_readme(readme: Path, root: Path) -> str:
         raise SystemExit(f"{readme}: no headline markers ({START} ... {END})")
     head, rest = text.split(START, 1)
     tail = rest.split(END, 1)[1]
-    return head + "\n".join([START, *headline_table(root), END]) + tail
+    return head + "\n".join([START, *headline_table(root), *speed_table(root), END]) + tail
 
 
 def main() -> None:
