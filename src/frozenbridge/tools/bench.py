@@ -167,13 +167,14 @@ def run(args) -> list[dict]:
     flops = step_flops(train_step(vlm, feats, batch_items))
     peak = matmul_peak(device, torch.bfloat16 if bf16 else torch.float32, sizes.peak_size, sizes.reps)
 
-    def throughput(label: str, step_seconds: float) -> None:
+    def throughput(measure: str, step_seconds: float, step_flops_: int = flops) -> None:
         """The step's matmul FLOPs over its time, as a fraction of the machine's own matmul throughput."""
-        rows.append({"measure": f"train step, batch {sizes.batch}, {label}: matmul throughput, GFLOP/s",
+        rows.append({"measure": f"{measure}: matmul throughput, GFLOP/s",
                      "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
-                     "b": f"step ({flops / 1e9:.0f} GFLOP in {step_seconds:.3g} s)",
-                     "b_value": flops / step_seconds / 1e9, "ratio": flops / step_seconds / peak, "fraction": True})
-    throughput("49 image tokens", seconds)
+                     "b": f"step ({step_flops_ / 1e9:.0f} GFLOP in {step_seconds:.3g} s)",
+                     "b_value": step_flops_ / step_seconds / 1e9, "ratio": step_flops_ / step_seconds / peak,
+                     "fraction": True})
+    throughput(f"train step, batch {sizes.batch}, 49 image tokens", seconds)
 
     # 3c. an attempt at the rest of the step (norms, activations, casts): each decoder layer compiled by inductor
     if not args.quick:
@@ -186,7 +187,7 @@ def run(args) -> list[dict]:
         compiled_seconds = timed(step, sizes.reps)
         row(f"train step, batch {sizes.batch}: torch.compile each decoder layer", "compiled", compiled_seconds,
             "eager", seconds)
-        throughput("compiled layers", compiled_seconds)
+        throughput(f"train step, batch {sizes.batch}, compiled layers", compiled_seconds)
         row(f"torch.compile each decoder layer ({layers}): first step", "s (compiling)", first,
             "s it saves a step (pays back after first / saved steps)", seconds - compiled_seconds, ratio=False)
 
@@ -200,12 +201,7 @@ def run(args) -> list[dict]:
     merge3 = VLM(lm, shape3, device, bf16)
     row(f"question step, packed: {shape3.n_out} image tokens (3x3 merge)", f"{shape3.n_out} tokens",
         timed(train_step(merge3, feats, rows_q), sizes.reps), f"{connector.n_out} (2x2)", packed_seconds)
-    q_flops = step_flops(train_step(vlm, feats, rows_q))
-    rows.append({"measure": "question step, packed: matmul throughput, GFLOP/s",
-                 "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
-                 "b": f"step ({q_flops / 1e9:.0f} GFLOP in {packed_seconds:.3g} s)",
-                 "b_value": q_flops / packed_seconds / 1e9, "ratio": q_flops / packed_seconds / peak,
-                 "fraction": True})
+    throughput("question step, packed", packed_seconds, step_flops(train_step(vlm, feats, rows_q)))
     if not args.quick:
         compiled_packed = timed(train_step(fused, feats, rows_q), sizes.reps + 1)
         row("question step, packed: torch.compile each decoder layer", "compiled", compiled_packed, "eager",
