@@ -125,35 +125,76 @@ def test_wrong_answers_sum_over_replicates():
     assert out["binding"]["wrong"] == 2 and out["binding"]["in_picture"] == 1
     assert out["binding"]["not_in_picture"] == 1 and out["binding"]["replicates"] == 2
     assert out["leftmost"]["wrong"] == 0
+    # red is the right answer; yellow is on another shape of replicate 0's picture, purple is in no shape of it
+    assert out["binding"]["by_replicate"] == [{"wrong": 1, "not_in_picture": 0}, {"wrong": 1, "not_in_picture": 1}]
 
 
-def test_frozen_runs_keep_the_base_models_text_exactly(tiny_models, tmp_path):
-    """Perplexity on the passage: every run whose language model stayed frozen gives the base number exactly
-    (equality, not closeness); the LoRA run's moves."""
+def trained_runs(tiny_models, tmp_path, recipes, perturb=None):
+    """A stage-1 run and `recipes` trained on the tiny Qwen2 model; `perturb(lm)` runs after the first training step
+    of each recipe (a deliberate change to the language model's weights)."""
     import torch
     from test_train import tiny_split
 
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.evaluation.text_check import text_check
     from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
     from frozenbridge.shapes.paths import STAGE1, model_dir
-    from frozenbridge.shapes.training.run import train
+    from frozenbridge.shapes.training import run as training
 
     cpu = torch.device("cpu")
     data = tiny_split()
     p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, lora_lr=1e-2)))
     name = str(tiny_models["qwen2"])
-    train(p, None, 0, data, load_language(name), cpu, False, model_dir(tmp_path, STAGE1, 0))
-    for recipe in ("caption", "qa", "caption_qa_lora"):
-        train(p, recipe, 0, data, load_language(name), cpu, False, model_dir(tmp_path, recipe, 0),
-              stage1_dir=model_dir(tmp_path, STAGE1, 0))
+    training.train(p, None, 0, data, load_language(name), cpu, False, model_dir(tmp_path, STAGE1, 0))
+    for recipe in recipes:
+        lm = load_language(name)
+        steps = training.train_steps
+
+        def train_steps(*args, steps=steps, lm=lm, **kwargs):
+            steps(*args, **kwargs)
+            if perturb is not None:
+                perturb(lm)
+        training.train_steps = train_steps
+        try:
+            training.train(p, recipe, 0, data, lm, cpu, False, model_dir(tmp_path, recipe, 0),
+                           stage1_dir=model_dir(tmp_path, STAGE1, 0))
+        finally:
+            training.train_steps = steps
+    return name, cpu
+
+
+def test_frozen_runs_keep_the_base_models_text_exactly(tiny_models, tmp_path):
+    """The check reads what each run recorded of the model it trained with: frozen runs keep the base model's
+    weights digest and its passage perplexity exactly (equality, not closeness); the LoRA run's moves."""
+    from frozenbridge.shapes.evaluation.text_check import text_check
+
+    name, cpu = trained_runs(tiny_models, tmp_path, ("caption", "qa", "caption_qa_lora"))
     out = text_check(name, ("caption", "qa", "caption_qa_lora"), (0,), tmp_path, cpu, False)
     assert out["passage_tokens"] > 100
     for recipe in ("caption", "qa"):
-        assert out["runs"][recipe]["0"]["equals_base"] is True
-        assert out["runs"][recipe]["0"]["perplexity"] == out["base"]
-    assert out["runs"]["caption_qa_lora"]["0"]["lora"] is True
-    assert out["runs"]["caption_qa_lora"]["0"]["equals_base"] is False
+        r = out["runs"][recipe]["0"]
+        assert r["equals_base"] is True and r["weights_unchanged"] is True and r["started_from_base"] is True
+        assert r["perplexity"] == r["rebuilt_perplexity"] == out["base"]
+    lora = out["runs"]["caption_qa_lora"]["0"]
+    assert lora["lora"] is True and lora["started_from_base"] is True
+    assert lora["equals_base"] is False and lora["weights_unchanged"] is False
+    assert lora["perplexity"] != out["base"] and lora["rebuilt_perplexity"] == pytest.approx(lora["perplexity"], 1e-4)
+
+
+def test_a_run_that_changed_its_language_model_fails_the_text_check(tiny_models, tmp_path):
+    """A frozen recipe whose language model weight is nudged during training (one entry of one layer, by 1e-3)
+    fails the check, although the run rebuilt from its folder (which reloads the base model) reads like the base."""
+    import torch
+
+    from frozenbridge.shapes.evaluation.text_check import text_check
+
+    def perturb(lm):
+        with torch.no_grad():
+            lm.model.model.layers[0].mlp.down_proj.weight[0, 0] += 1e-3
+
+    name, cpu = trained_runs(tiny_models, tmp_path, ("qa",), perturb)
+    r = text_check(name, ("qa",), (0,), tmp_path, cpu, False)["runs"]["qa"]["0"]
+    assert r["weights_unchanged"] is False and r["equals_base"] is False and r["started_from_base"] is True
+    assert r["rebuilt_perplexity"] == text_check(name, ("qa",), (0,), tmp_path, cpu, False)["base"]
 
 
 def test_cells_and_merged_tokens_under_a_shape():
@@ -228,8 +269,14 @@ def test_two_picture_pairs_positions_and_the_question(tiny_models):
     assert pos["two pictures and text"]["from_pictures"] == 8
     assert pos["two pictures and text"]["positions"] > pos["one picture and text"]["positions"] + 4
     out = ask(vlm, torch.randn(6, 16, 32), scenes, 3, 4, 3)
-    assert out["pairs"] == 3 and 0 <= out["both"] <= min(out["given"], out["swapped"])
-    assert sum(out["replies"].values()) <= 6
+    assert out["pairs"] == 3 and sum(out["replies"].values()) == 6  # every reply counted, in both orders
+
+    class Scripted:  # a model that answers by position: "the first" whatever it is shown
+        def generate(self, items, feats, max_new):
+            return ["the first"] * len(items)
+    # the triangle is first in pairs 0 and 2 as given, in pair 1 swapped: right 2 of 3, then 1 of 3, never both
+    assert ask(Scripted(), torch.randn(6, 16, 32), scenes, 3, 2, 3) == {
+        "pairs": 3, "given": 66.67, "swapped": 33.33, "both": 0.0, "replies": {"the first": 6}}
 
 
 def test_kv_cache_bytes_from_a_config():

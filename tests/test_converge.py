@@ -46,16 +46,53 @@ def test_summary_reports_median_and_worst_seed():
     assert even["median_50"] == 37.5 and even["median_70"] == 62.5
 
 
+def test_caption_accuracy_is_the_share_of_exact_captions_on_hand_made_predictions():
+    """Scripted captions for 6 pictures: right, right up to the ends, wrong, right, a trailing period, right."""
+    from types import SimpleNamespace
+
+    from frozenbridge.shapes.params import EvaluateParams
+    from frozenbridge.shapes.sweeps.converge import caption_accuracy
+
+    test = tiny_split(6, seed=1)
+    said = {0: test.captions[0], 1: f" {test.captions[1]}\n", 2: "a wrong caption", 3: test.captions[3],
+            4: test.captions[4] + ".", 5: test.captions[5]}
+    vlm = SimpleNamespace(tokens=SimpleNamespace(ids=str.split),
+                          generate=lambda items, feats, n: [said[it.image] for it in items])
+    cfg = EvaluateParams(items=6, batch_size=4, caption_tokens=6, answer_tokens=3)
+    assert caption_accuracy(vlm, test, 6, cfg) == pytest.approx(100 * 4 / 6)
+    assert caption_accuracy(vlm, test, 4, cfg) == 75.0  # the first 4 pictures only: 0, 1 and 3 right
+    assert caption_accuracy(vlm, test, 20, cfg) == pytest.approx(100 * 4 / 6)  # no more items than pictures
+
+
 def test_run_one_trains_and_scores_captions(tiny_models):
+    """The curve's numbers are the exact-match share of the captions the run wrote for the first 6 test pictures,
+    recounted here from those captions and the pictures' own."""
+    from unittest import mock
+
+    from frozenbridge.shapes.sweeps import converge
+
     lm = load_language(str(tiny_models["qwen2"]))
     data, test = tiny_split(12, seed=0), tiny_split(6, seed=1)
     params = apply_overrides({"shapes": {"train": {"batch_size": 4, "precision": "fp32"},
                                          "evaluate": {"caption_tokens": 6, "batch_size": 8}}}, {})
     assert isinstance(params, Params)
     before = {k: v.clone() for k, v in lm.model.state_dict().items()}
-    out = run_one(params, 0, data, test, lm, torch.device("cpu"), False, steps=4, every=2, items=6)
+    written = []
+    generation = converge.run_generation
+
+    def recorded(vlm, rows, *args):
+        preds = generation(vlm, rows, *args)
+        written.append((preds, [r.target for r in rows]))
+        return preds
+
+    with mock.patch.object(converge, "run_generation", recorded):
+        out = run_one(params, 0, data, test, lm, torch.device("cpu"), False, steps=4, every=2, items=6)
     assert [s for s, _ in out["curve"]] == [2, 4] and out["steps_run"] == 4
-    assert all(0 <= e <= 100 for _, e in out["curve"]) and out["step_seconds"] > 0
+    assert [targets for _, targets in written] == [test.captions[:6]] * 2
+    recount = [round(100 * sum(p.strip() == t.strip() for p, t in zip(preds, targets, strict=True)) / 6, 2)
+               for preds, targets in written]
+    assert [e for _, e in out["curve"]] == recount and out["step_seconds"] > 0
+    assert out["steps_to_50"] == next((s for s, e in zip((2, 4), recount, strict=True) if e >= 50), None)
     assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())  # the LM stayed frozen
     assert time_step(params, data, lm, torch.device("cpu"), False, steps=2) > 0
 

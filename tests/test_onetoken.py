@@ -121,10 +121,56 @@ def test_agreement_alignment_and_share_of_the_gap_on_hand_made_vectors():
     assert scorer.agreement([["x"], ["y", "z"], [""]]) == pytest.approx([1.0, 0.9, -1.0])  # "" scored as " "
     check = alignment(scorer, [["x"], ["z"], ["x"]])  # picture 2 has no near caption; its caption equals picture 0's
     assert check["pictures"] == 3 and check["matched"] == pytest.approx((1 + 0.8 + 0) / 3, abs=1e-4)
+    # sim[i, j] = picture i . text j = text j's i-th entry: rows [1, .6, 1], [0, .8, 0], [0, 0, 0]
+    assert check["mismatched"] == pytest.approx((0.6 + 1 + 0 + 0 + 0 + 0) / 6, abs=1e-4)
     assert check["own_nearest"] == 100.0  # 0: x (own); 1: z (own); 2: all zero -> the first, "x", its own text
-    check = alignment(scorer, [["y"], ["x"], ["z"]])
+    check = alignment(scorer, [["y"], ["x"], ["z"]])  # rows [0, 1, .6], [1, 0, .8], [0, 0, 0]
     assert check["own_nearest"] == 0.0 and check["chance"] == pytest.approx(100 / 3, abs=0.01)
+    assert check["matched"] == 0.0 and check["mismatched"] == pytest.approx((1 + 0.6 + 1 + 0.8) / 6, abs=1e-4)
     assert share(0.19, 0.21, 0.31) == pytest.approx(1 / 6, abs=1e-4) and share(0.2, 0.3, 0.2) is None
+
+
+def test_the_summary_of_hand_made_runs_has_known_agreement_share_and_medians():
+    """score() on two hand-made replicates in a 2-d space: every agreement, the ceiling, each share of the gap (one
+    above 1: a share is not clipped) and the medians over replicates are the numbers worked out by hand."""
+    from frozenbridge.onetoken.evaluation.scoring import score
+
+    table = {"x": torch.tensor([1.0, 0]), "y": torch.tensor([0, 1.0]), "z": torch.tensor([0.6, 0.8]),
+             "w": torch.tensor([0.8, 0.6]), " ": torch.tensor([-1.0, 0])}
+    scorer = Scorer("hand", torch.eye(2), lambda texts: torch.stack([table[t] for t in texts]))
+    test = PictureFeatures(torch.zeros(2, 1, 2), ["a.png", "b.png"], [["x", "w"], ["y"]], [{}, {}], {})
+
+    def run(floor, trained, distinct):
+        s = {"exact": 0.0, "distinct": distinct, "by_set": {}}
+        return {"trainable": 10, "loss_end": 1.0, "scores": {"floor": s, "trained": {**s, "distinct": distinct + 1}},
+                "captions": [{"floor": f, "trained": t} for f, t in zip(floor, trained, strict=True)]}
+
+    out = score({0: run(["y", "x"], ["w", "z"], 1), 1: run(["", "x"], ["x", "y"], 2)}, test, scorer, None)
+    assert out["ceiling"] == pytest.approx((1 + 0.8) / 4 + 1 / 2)  # picture 0: mean(x, w) = 0.9; picture 1: 1
+    r0, r1 = out["replicates"]["0"], out["replicates"]["1"]
+    assert (r0["floor"]["agreement"], r0["trained"]["agreement"]) == (0.0, 0.8)
+    assert (r1["floor"]["agreement"], r1["trained"]["agreement"]) == (-0.5, 1.0)  # "" is scored as " "
+    assert r0["share_of_gap"] == round(0.8 / 0.95, 4) and r1["share_of_gap"] == round(1.5 / 1.45, 4)
+    assert out["median"]["share_of_gap"] == {"median": round((0.8421 + 1.0345) / 2, 6), "min": 0.8421, "max": 1.0345}
+    assert out["median"]["floor"]["agreement"] == {"median": -0.25, "min": -0.5, "max": 0.0}
+    assert out["median"]["trained"]["distinct"] == {"median": 2.5, "min": 2, "max": 3}
+    bare = score({0: run(["y", "x"], ["w", "z"], 1)}, test, None, "no space")
+    assert not bare["available"] and bare["why"] == "no space" and "share_of_gap" not in bare["replicates"]["0"]
+
+
+def test_caption_scores_count_exact_matches_by_set_and_distinct_captions_on_hand_made_captions():
+    """Exact match is against any of a picture's captions after trimming; distinct counts the sentences written."""
+    from frozenbridge.onetoken.training.run import caption_scores
+
+    test = PictureFeatures(torch.zeros(4, 1, 2), [f"{i}.png" for i in range(4)],
+                           [["a red square", "one red shape"], ["a green circle"], ["a blue circle", "one blue shape"],
+                            ["a blue square"]],
+                           [{"set": "seen"}, {"set": "seen"}, {"set": "heldout"}, {"set": "heldout"}], {})
+    written = ["a red square", "a red square", "one blue shape ", "a blue square"]  # right, wrong, right, right
+    assert caption_scores(written, test) == {
+        "pictures": 4, "exact": 75.0, "distinct": 3,
+        "by_set": {"heldout": {"pictures": 2, "exact": 100.0}, "seen": {"pictures": 2, "exact": 50.0}}}
+    assert caption_scores(["a red square"] * 3, test)["distinct"] == 1  # a collapsed connector: one sentence
 
 
 def test_the_retrieval_scorer_is_not_available_for_pictures_that_are_not_the_shapes_ones():
@@ -180,17 +226,53 @@ def test_pictures_are_encoded_once_as_pooled_vectors_with_their_captions(study):
         load_pictures(study / "data/onetoken/features/test.parquet", "efficientnet-lite0")
 
 
-def test_every_replicate_is_trained_and_scored_in_clips_own_space(study):
+def clip_cosines(model_dir: Path, pictures: torch.Tensor, texts: list[str]) -> np.ndarray:
+    """cos(picture i, text j), the texts embedded by transformers' CLIP directly, one at a time (an empty caption
+    as a lone space): a computation apart from the scorer's."""
+    from transformers import AutoTokenizer, CLIPModel
+
+    model, tokenizer = CLIPModel.from_pretrained(model_dir).eval(), AutoTokenizer.from_pretrained(model_dir)
+    vectors = []
+    with torch.no_grad():
+        for text in texts:
+            enc = tokenizer([text if text.strip() else " "], return_tensors="pt")
+            out = model.get_text_features(input_ids=enc.input_ids, attention_mask=enc.attention_mask)
+            vectors.append(getattr(out, "pooler_output", out))
+    texts_n = torch.nn.functional.normalize(torch.cat(vectors).float(), dim=-1)
+    return (torch.nn.functional.normalize(pictures.float(), dim=-1) @ texts_n.T).numpy()
+
+
+def test_every_replicate_is_trained_and_scored_in_clips_own_space(study, tiny_models):
+    """The agreements, share of the gap and alignment check in scores.json equal the same numbers recomputed from
+    the runs' captions and the cached picture vectors with transformers' CLIP; distinct counts the run's captions."""
+    from frozenbridge.onetoken.data.features import load_pictures
+
     scores = json.loads((study / "metrics/onetoken/scores.json").read_text())
     assert scores["available"] and "its own text tower" in scores["scorer"] and scores["why"] is None
     assert set(scores["replicates"]) == {"0", "1"} and scores["pictures"] == 4
-    for rep in scores["replicates"].values():
-        floor = rep["floor"]["agreement"]
-        gap = (rep["trained"]["agreement"] - floor) / (scores["ceiling"] - floor)
-        assert rep["share_of_gap"] == pytest.approx(gap, abs=1e-3)
-        assert 1 <= rep["trained"]["distinct"] <= 4 and rep["trainable"] > 0
+    clip = tiny_models["clip"]
+    test = load_pictures(study / "data/onetoken/features/test.parquet", str(clip))
+    pictures = test.feats[:4, 0]
+    ceiling = float(np.mean([clip_cosines(clip, pictures[i:i + 1], caps).mean()
+                             for i, caps in enumerate(test.captions[:4])]))
+    assert scores["ceiling"] == pytest.approx(ceiling, abs=2e-4)
+    for rep, row in scores["replicates"].items():
+        captions = json.loads((study / f"runs/onetoken/{rep}/result.json").read_text())["captions"]
+        agree = {kind: float(np.mean(np.diag(clip_cosines(clip, pictures, [c[kind] for c in captions]))))
+                 for kind in ("floor", "trained")}
+        for kind in ("floor", "trained"):
+            assert row[kind]["agreement"] == pytest.approx(agree[kind], abs=2e-4), (rep, kind)
+            assert row[kind]["distinct"] == len({c[kind] for c in captions}), (rep, kind)
+        gap = ceiling - agree["floor"]
+        assert row["share_of_gap"] == pytest.approx((agree["trained"] - agree["floor"]) / gap,
+                                                    abs=max(1e-3, 5e-4 / abs(gap)))
+        assert row["trainable"] > 0
     a = scores["alignment"]
-    assert a["pictures"] == 4 and -1 <= a["mismatched"] <= 1 and 0 <= a["own_nearest"] <= 100
+    first = [c[0] for c in test.captions[:4]]
+    sim = clip_cosines(clip, pictures, first)
+    assert a["pictures"] == 4 and a["matched"] == pytest.approx(float(np.diag(sim).mean()), abs=2e-4)
+    assert a["mismatched"] == pytest.approx(float(sim[~np.eye(4, dtype=bool)].mean()), abs=2e-4)
+    assert a["own_nearest"] == 100 * np.mean([first[j] == first[i] for i, j in enumerate(sim.argmax(1))])
     assert (study / "plots/onetoken/alignment.png").stat().st_size > 0
     rows = (study / "plots/onetoken/agreement.csv").read_text().splitlines()
     assert rows[0] == "captions,kind,replicate,agreement" and len(rows) == 1 + 2 * 2 + 1

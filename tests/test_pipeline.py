@@ -14,6 +14,7 @@ import csv
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -29,7 +30,8 @@ from frozenbridge.core.feature_cache import read_features
 ROOT = Path(__file__).resolve().parents[1]
 RECIPES = ["caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix"]
 PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config", ".dvc/.gitignore",
-                 ".dvc/plots/scores.json", ".dvc/plots/loss.json", ".dvc/plots/recall.json", "stages", "src", "metrics",
+                 ".dvc/plots/scores.json", ".dvc/plots/loss.json", ".dvc/plots/recall.json",
+                 ".dvc/plots/accuracy.json", "stages", "src", "metrics",
                  "plots"]
 
 
@@ -57,7 +59,8 @@ def run(cmd: list[str], cwd: Path, check: bool = True, timeout: float = TIMEOUT_
     try:
         proc = subprocess.run(cmd, cwd=cwd, env=project_env(cwd), capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"{' '.join(cmd)} still running after {timeout:.0f} s:\n{exc.stdout}\n{exc.stderr}")
+        raise AssertionError(f"{' '.join(cmd)} still running after {timeout:.0f} s:\n{exc.stdout}\n"
+                             f"{exc.stderr}") from exc
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -162,15 +165,24 @@ def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
             assert info["steps"] == (3 if recipe == "caption" else 5) and info["connector_params"] > 0
             assert (info["lora_params"] > 0) == (recipe == "caption_qa_lora")
             scores = json.loads((run / "scores.json").read_text())["tests"]
+            predictions = json.loads((run / "predictions.json").read_text())
             for test in ("seen", "heldout"):
                 assert {"caption", "count"} <= set(scores[test]) <= {"caption", "count", "binding", "leftmost"}
                 for s in scores[test].values():
                     assert s["gap"] == round(s["right"] - max(s["blank"], s["wrong"], s["none"]), 2)
-                assert 1 <= scores[test]["caption"]["distinct"] <= 3
+                # distinct: the different right-picture captions the run wrote, as predictions.json keeps them
+                assert scores[test]["caption"]["distinct"] == len({p["right"] for p in predictions[test]["caption"]})
     main = json.loads((project / "metrics/shapes/scores.json").read_text())
     assert set(main) == set(RECIPES)
-    assert set(main["qa"]["heldout"]["count"]["right"]) == {"median", "min", "max"}
-    assert main["qa"]["final_loss"]["min"] <= main["qa"]["final_loss"]["median"] <= main["qa"]["final_loss"]["max"]
+    for recipe in RECIPES:  # the summary's spread is that of the per-run files, not of itself
+        losses = [json.loads((project / f"runs/shapes/{recipe}/{i}/model/run.json").read_text())["final_loss"]
+                  for i in (0, 1)]
+        assert main[recipe]["final_loss"] == {"median": round(statistics.median(losses), 2),
+                                              "min": round(min(losses), 2), "max": round(max(losses), 2)}, recipe
+    right = [json.loads((project / f"runs/shapes/qa/{i}/scores.json").read_text())["tests"]["heldout"]["count"]["right"]
+             for i in (0, 1)]
+    assert main["qa"]["heldout"]["count"]["right"] == {"median": round(statistics.median(right), 2),
+                                                       "min": min(right), "max": max(right)}
     controls = json.loads((project / "metrics/shapes/controls.json").read_text())
     assert set(controls["caption"]["seen"]["caption"]) == {"blank", "wrong", "none", "wrong_vs_shown"}
     with open(project / "plots/shapes/loss.csv") as f:
@@ -181,6 +193,81 @@ def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
         (project / "runs/shapes/qa/1/scores.json").read_text())["tests"]["seen"]["count"]["right"]
     for png in ("loss", "scores", "conditions"):
         assert (project / f"plots/shapes/{png}.png").stat().st_size > 10_000
+
+
+def shapes_run(replicate: int, loss: float, caption_right: float, distinct: int, count_right: float) -> dict:
+    """A hand-made run's scores.json (with its final loss) for the shapes summary."""
+    def cell(right: float, **more) -> dict:
+        return {"right": right, "gap": right - 10.0, "blank": 10.0, "wrong": 5.0 * replicate, "none": 0.0,
+                "wrong_vs_shown": 0.0, **more}
+
+    tests = {test: {"caption": cell(caption_right, distinct=distinct), "count": cell(count_right)}
+             for test in ("seen", "heldout")}
+    return {"replicate": replicate, "final_loss": loss, "tests": tests}
+
+
+def test_the_shapes_summary_of_hand_made_replicates_is_their_median_and_range():
+    """aggregate() on three and on two hand-made replicates: the median, min and max are the ones worked out by
+    hand (the middle value of three, the mean of two), whichever order the replicates come in."""
+    from frozenbridge.shapes.summary.replicates import aggregate, per_replicate
+
+    scores = {"qa": [shapes_run(0, 0.5123, 10.0, 1, 50.0), shapes_run(1, 0.2, 40.0, 3, 0.0),
+                     shapes_run(2, 0.9, 25.0, 2, 100.0)],
+              "caption": [shapes_run(0, 0.3, 20.0, 4, 30.0), shapes_run(1, 0.6, 60.0, 2, 40.0)]}
+    main, controls = aggregate(scores)
+    assert main["qa"]["final_loss"] == {"median": 0.51, "min": 0.2, "max": 0.9}
+    assert main["qa"]["seen"]["caption"]["right"] == {"median": 25.0, "min": 10.0, "max": 40.0}
+    assert main["qa"]["heldout"]["count"]["gap"] == {"median": 40.0, "min": -10.0, "max": 90.0}
+    assert main["qa"]["seen"]["distinct_captions"] == {"median": 2, "min": 1, "max": 3}
+    assert controls["qa"]["seen"]["caption"]["wrong"] == {"median": 5.0, "min": 0.0, "max": 10.0}
+    assert main["caption"]["final_loss"] == {"median": 0.45, "min": 0.3, "max": 0.6}
+    assert main["caption"]["heldout"]["caption"]["right"] == {"median": 40.0, "min": 20.0, "max": 60.0}
+    assert main["caption"]["seen"]["distinct_captions"] == {"median": 3, "min": 2, "max": 4}
+    assert per_replicate(scores)["qa"]["seen"]["count"]["2"] == {"right": 100.0, "gap": 90.0}
+
+
+def test_evaluation_of_scripted_captions_has_known_scores_and_distinct_count():
+    """evaluate_split with a stand-in model that writes fixed captions per picture: right, blank, wrong, none, gap,
+    scores against the picture shown and distinct captions are the numbers worked out by hand."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from frozenbridge.shapes.evaluation.scoring import evaluate_split
+    from frozenbridge.shapes.params import EvaluateParams
+    from frozenbridge.shapes.training.split_data import SplitData
+
+    captions = ["a red circle", "a blue square", "a red circle and a blue square", "a green triangle"]
+    data = SplitData(captions, [[] for _ in captions], [[] for _ in captions], torch.zeros(4, 1, 2), {})
+    # pictures 0-3, then the blank picture (row 4), then no picture; picture 1 is captioned as picture 0
+    said = {0: captions[0], 1: captions[0], 2: captions[2], 3: captions[3], 4: captions[0], None: ""}
+    vlm = SimpleNamespace(tokens=SimpleNamespace(ids=str.split),
+                          generate=lambda items, feats, n: [said[it.image] for it in items])
+    cfg = EvaluateParams(items=4, batch_size=3, caption_tokens=6, answer_tokens=3)
+    scores, predictions = evaluate_split(vlm, data, torch.zeros(1, 1, 2), cfg, "test")
+    # wrong pictures are half the list away (2, 3, 0, 1): said there is that picture's caption except for picture 1
+    assert scores == {"caption": {"right": 75.0, "blank": 25.0, "wrong": 0.0, "none": 0.0, "gap": 50.0, "n": 4,
+                                  "n_shown": 4, "wrong_vs_shown": 75.0, "distinct": 3}}
+    assert [p["right"] for p in predictions["caption"]] == [said[i] for i in range(4)]
+
+
+def test_the_retrieval_summary_of_hand_made_replicates_is_their_median_and_range():
+    """summarize() on three hand-made retrieval runs: recall and phrasing are their median and range."""
+    from frozenbridge.retrieval.summary.replicates import summarize
+
+    def result(r1: float, after: float, loss: float) -> dict:
+        ways = {"image_to_text": {"R@1": r1, "R@5": 1.0}, "text_to_image": {"R@1": 0.5, "R@5": 1.0}}
+        return {"chance": {"seen": "c"}, "trainable": 7, "final_loss": loss,
+                "recall": {test: {"long": ways, "short": ways} for test in ("seen", "heldout")},
+                "phrasing": {test: {"after": after, "before": 0.125} for test in ("seen", "heldout")}}
+
+    out = summarize({"adaptor": {0: result(0.25, 0.5, 2.0), 1: result(1.0, 0.0, 1.0), 2: result(0.5, 0.75, 3.0)}})
+    tower = out["towers"]["adaptor"]
+    assert tower["recall"]["heldout"]["long"]["image_to_text"]["R@1"] == {"median": 0.5, "min": 0.25, "max": 1.0}
+    assert tower["recall"]["seen"]["short"]["text_to_image"]["R@1"] == {"median": 0.5, "min": 0.5, "max": 0.5}
+    assert tower["phrasing"]["heldout"] == {"median": 0.5, "min": 0.0, "max": 0.75}
+    assert tower["final_loss"] == {"median": 2.0, "min": 1.0, "max": 3.0} and tower["trainable"] == 7
+    assert out["phrasing_before"] == {"lm": {"seen": 0.125, "heldout": 0.125}} and out["chance"] == {"seen": "c"}
 
 
 def test_stage1_is_shared_not_retrained(project, first_repro):
@@ -263,7 +350,10 @@ def test_the_retrieval_study_runs_beside_shapes(project, first_repro):
     summary = json.loads((project / "metrics/retrieval/recall.json").read_text())
     assert set(summary["towers"]) == {"adaptor", "scratch", "vision_text"}
     r1 = summary["towers"]["adaptor"]["recall"]["heldout"]["long"]["image_to_text"]["R@1"]
-    assert 0 <= r1["min"] <= r1["median"] <= r1["max"] <= 1
+    per_run = [json.loads((project / f"runs/retrieval/adaptor/{i}/result.json").read_text())
+               ["recall"]["heldout"]["long"]["image_to_text"]["R@1"] for i in (0, 1)]
+    assert r1 == {"median": round(statistics.median(per_run), 6), "min": min(per_run), "max": max(per_run)}
+    assert all(v * 4 == int(v * 4) for v in per_run)  # a share of the 4 held-out pictures
     assert set(summary["phrasing_before"]) == {"lm", "vision_text"}
     with open(project / "plots/retrieval/recall.csv") as f:
         assert len(list(csv.DictReader(f))) == 3 * 2 * 2 * 2  # towers x test sets x lengths x directions

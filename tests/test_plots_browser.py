@@ -1,11 +1,13 @@
 """`dvc plots show` in a real browser: every chart draws its marks, the scores chart shows no value above 100% and
-matches plots/shapes/scores.csv, and every figure loads and fits the page.
+matches plots/shapes/scores.csv, the digits chart draws one line a run of plots/digits/accuracy.csv through that run's
+points in epoch order, and every figure loads and fits the page.
 
 The page that `dvc plots show` writes for this repository (its committed plots/ and metrics/) is opened in Debian's
 headless Chromium with no network; a small probe script appended to a copy of the page reports, once the charts have
 rendered, what each chart drew (Vega's SVG marks carry their values in aria-labels) and where each image sits.
-A negative control renders the old chart (DVC's stock bar template, which stacks the four pictures of a label into
-one bar) and must be caught. `.ci/run` installs the browser (`apt-get install chromium-headless-shell`); elsewhere
+Two negative controls render the old charts and must be caught: DVC's stock bar template, which stacks the four
+pictures of a label into one bar, and its stock `linear` template, which ignores the run column and joins every run
+into one zigzag line. `.ci/run` installs the browser (`apt-get install chromium-headless-shell`); elsewhere
 the tests are skipped when no browser is found, unless FROZENBRIDGE_REQUIRE_BROWSER=1.
 """
 
@@ -40,7 +42,9 @@ window.addEventListener('load', () => setTimeout(() => {
       .map(m => [m.getAttribute('aria-roledescription'), m.getAttribute('aria-label')]);
     const axes = [...svg.querySelectorAll('[aria-roledescription="axis"]')].map(a => a.getAttribute('aria-label'));
     const titles = [...svg.querySelectorAll('[aria-roledescription="title"]')].map(t => t.getAttribute('aria-label'));
-    report.charts.push({title: titles.join(' | '), marks, axes});
+    const lines = [...svg.querySelectorAll('path[aria-roledescription="line mark"]')]
+      .map(p => [p.getAttribute('aria-label'), p.getAttribute('d')]);
+    report.charts.push({title: titles.join(' | '), marks, axes, lines});
   }
   const pre = document.createElement('pre');
   pre.id = 'probe';
@@ -50,6 +54,7 @@ window.addEventListener('load', () => setTimeout(() => {
 </script>
 """
 AXIS_RANGE = re.compile(r"values from (-?[\d.]+) to (-?[\d.]+)")
+PATH_POINT = re.compile(r"[ML]\s*(-?[\d.]+(?:e-?\d+)?)[ ,](-?[\d.]+(?:e-?\d+)?)")
 
 
 def browser() -> str | None:
@@ -96,6 +101,60 @@ def over_100(chart: dict) -> list[str]:
         m = AXIS_RANGE.search(axis or "")
         if m and "exact match" in axis.lower() + chart["title"].lower() and float(m.group(2)) > 100:
             bad.append(axis)
+    return bad
+
+
+def path_points(d: str) -> list[tuple[float, float]]:
+    """The vertices of a straight-segment SVG path (Vega writes a linear line as M x,y L x,y ...)."""
+    return [(float(x), float(y)) for x, y in PATH_POINT.findall(d or "")]
+
+
+def read_runs(path: Path) -> dict[str, list[tuple[float, float]]]:
+    """run -> its (epoch, accuracy) points in epoch order, from a CSV with run, epoch and accuracy columns."""
+    runs: dict[str, list[tuple[float, float]]] = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            runs.setdefault(r["run"], []).append((float(r["epoch"]), float(r["accuracy"])))
+    return {run: sorted(points) for run, points in runs.items()}
+
+
+def lines_untrue_to_runs(chart: dict, runs: dict[str, list[tuple[float, float]]], tol: float = 0.6) -> list[str]:
+    """What is wrong with a chart meant to draw one line a run, each through that run's points in epoch order.
+
+    Each drawn line must name its run (in its aria-label) and have one vertex per epoch of that run, left to right;
+    one affine map from epoch to x and one from accuracy to y (the chart's scales) must put every vertex of every
+    line on its run's value, to within `tol` pixels. Empty when the chart is true to the data.
+    """
+    bad = []
+    drawn: dict[str, list[tuple[float, float]]] = {}
+    for label, d in chart["lines"]:
+        run = label_values(label or "").get("run")
+        if run is None:
+            bad.append(f"a line that names no run: {label}")
+        elif run in drawn:
+            bad.append(f"two lines for run {run}")
+        else:
+            drawn[run] = path_points(d)
+    if len(chart["lines"]) != len(runs):
+        bad.append(f"{len(chart['lines'])} line marks for {len(runs)} runs")
+    if set(drawn) != set(runs):
+        bad.append(f"lines for {sorted(drawn)}, runs in the data {sorted(runs)}")
+    pairs = [(data, px) for run in set(drawn) & set(runs) for data, px in zip(runs[run], drawn[run], strict=False)]
+    for run in set(drawn) & set(runs):
+        if len(drawn[run]) != len(runs[run]):
+            bad.append(f"{run}: {len(drawn[run])} points drawn for {len(runs[run])} epochs")
+        xs = [x for x, _ in drawn[run]]
+        if any(b <= a for a, b in zip(xs, xs[1:], strict=False)):
+            bad.append(f"{run}: the line goes back along x (points not in epoch order)")
+    for axis in (0, 1) if pairs else ():  # x from epoch, y from accuracy
+        lo, hi = min(pairs, key=lambda p: p[0][axis]), max(pairs, key=lambda p: p[0][axis])
+        if hi[0][axis] == lo[0][axis]:
+            continue
+        scale = (hi[1][axis] - lo[1][axis]) / (hi[0][axis] - lo[0][axis])
+        off = [(data, px) for data, px in pairs
+               if abs(lo[1][axis] + (data[axis] - lo[0][axis]) * scale - px[axis]) > tol]
+        if off:
+            bad.append(f"{len(off)} vertices off their value along {'xy'[axis]}, e.g. {off[0]}")
     return bad
 
 
@@ -165,6 +224,14 @@ def test_all_loss_curves_share_one_chart_coloured_by_recipe(report):
     assert {v["recipe"] for v in lines} == {r for r, _ in runs}
 
 
+def test_digits_chart_draws_one_line_a_run_in_epoch_order(report):
+    charts = [c for c in report["charts"] if "Digits: test captions" in c["title"]]
+    assert len(charts) == 1, [c["title"] for c in report["charts"]]
+    runs = read_runs(ROOT / "plots" / "digits" / "accuracy.csv")
+    assert len(runs) >= 2 and all(len(points) >= 2 for points in runs.values())
+    assert lines_untrue_to_runs(charts[0], runs) == []
+
+
 def test_figures_load_and_fit_the_page(report):
     assert report["images"], "no PNG figures on the page"
     for img in report["images"]:
@@ -189,3 +256,32 @@ def test_the_check_catches_stacked_bars(exe, tmp_path):
                                    "      y:\n        scores.csv: label\n      title: Exact match (stacked)\n")
     chart = probe(dvc_plots_show(repo, tmp_path / "out"), exe)["charts"][0]
     assert chart["marks"] and over_100({**chart, "marks": []}), chart["axes"]
+
+
+def test_the_check_catches_runs_joined_into_one_line(exe, tmp_path):
+    """Negative control: DVC's stock `linear` template ignores the run column and zigzags through every run's points;
+    the same CSV (runs interleaved, epochs out of order) through our template draws one line a run and passes."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    env_dvc = [sys.executable, "-m", "dvc"]
+    for args in (["init", "-q"], ["config", "core.analytics", "false"],
+                 ["config", "plots.html_template", "plots/offline.html"]):
+        subprocess.run(env_dvc + args, cwd=repo, check=True, capture_output=True, timeout=120)
+    (repo / ".dvc" / "plots").mkdir(exist_ok=True)
+    for name in ("offline.html", "accuracy.json"):
+        shutil.copy(ROOT / ".dvc" / "plots" / name, repo / ".dvc" / "plots" / name)
+    (repo / "accuracy.csv").write_text('run,epoch,accuracy\n"1 tok, rep 0",2,0.5\n"8 tok, rep 0",0,0.1\n'
+                                       '"1 tok, rep 0",0,0.1\n"8 tok, rep 0",1,0.7\n"1 tok, rep 0",1,0.3\n'
+                                       '"8 tok, rep 0",2,0.9\n')
+    (repo / "dvc.yaml").write_text("plots:\n"
+                                   "  - stock:\n      template: linear\n      x: epoch\n"
+                                   "      y:\n        accuracy.csv: accuracy\n      title: Stock linear\n"
+                                   "  - ours:\n      template: accuracy\n      x: epoch\n"
+                                   "      y:\n        accuracy.csv: accuracy\n      title: One line a run\n")
+    charts = {c["title"]: c for c in probe(dvc_plots_show(repo, tmp_path / "out"), exe)["charts"]}
+    runs = read_runs(repo / "accuracy.csv")
+    stock = next(c for t, c in charts.items() if "Stock linear" in t)
+    ours = next(c for t, c in charts.items() if "One line a run" in t)
+    assert stock["lines"] and lines_untrue_to_runs(stock, runs)
+    assert lines_untrue_to_runs(ours, runs) == []

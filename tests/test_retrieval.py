@@ -11,7 +11,7 @@ import yaml
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.retrieval.data.text_cache import (VisionTextTower, has_text_tower, lm_batches, read_text_features,
                                                     write_text_features)
-from frozenbridge.retrieval.data.texts import PHRASES, scene_texts, texts_to_embed
+from frozenbridge.retrieval.data.texts import PHRASES, SceneTexts, scene_texts, texts_to_embed
 from frozenbridge.retrieval.evaluation.recall import (chance_recall, match_ranks, recall_at, recall_relevant,
                                                       relevant_ranks)
 from frozenbridge.retrieval.evaluation.scoring import chance, phrasing_top1, recall
@@ -219,7 +219,25 @@ def test_a_run_learns_to_retrieve_far_above_chance():
     floor = chance(test_t)["long"]["image_to_text"]["R@1"]
     assert after["long"]["image_to_text"]["R@1"] > max(5 * floor, before["long"]["image_to_text"]["R@1"] + 0.2)
     assert after["short"]["image_to_text"]["R@1"] > chance(test_t)["short"]["image_to_text"]["R@1"] + 0.3
-    assert 0 <= phrasing_top1(test_t, embed) <= 1
+
+
+def test_phrasing_on_hand_made_vectors_counts_both_directions_and_same_captions_as_one_scene():
+    """Long caption i against reversed caption j, cosine: a tie with another scene's phrasing counts against, one
+    with a scene of the same long caption does not; the score is the mean of both directions."""
+    vec = {"l0": [1, 0, 0], "l1": [0.8, 0.6, 0], "l2": [0, 0, 1],
+           "r0": [1, 0, 0], "r1": [0, 1, 0], "r2": [0, 0, 1], "r3": [1, 0, 0]}
+    texts = SceneTexts(long=["l0", "l1", "l2", "l0"], reversed=["r0", "r1", "r2", "r3"], pairs=[frozenset()] * 4,
+                       short=[""] * 4)
+
+    def embed(ts):
+        return torch.tensor([vec[t] for t in ts], dtype=torch.float32)
+
+    # long -> reversed: l0 ties r0 and r3, both its own (same caption); l1 finds r0 (0.8) before r1 (0.6): 3 of 4
+    # reversed -> long: r0 and r3 find l0 (twice, both right), r1 finds l1 (0.6 > 0), r2 finds l2: 4 of 4
+    assert phrasing_top1(texts, embed) == pytest.approx((3 / 4 + 1) / 2)
+    apart = SceneTexts(long=["l0", "l1", "l2", "l3"], reversed=texts.reversed, pairs=texts.pairs, short=texts.short)
+    vec["l3"] = vec["l0"]  # the same vector under another caption: now the r0/r3 ties count against
+    assert phrasing_top1(apart, embed) == pytest.approx((1 / 4 + 2 / 4) / 2)
 
 
 def test_the_scratch_tower_reads_tokens_not_vectors():

@@ -35,7 +35,13 @@ def test_save_copies_metrics_and_renders(tmp_path):
     assert saved["command"] == "dvc exp run -S 'shapes.recipes=[caption,caption_qa_lora]'"
     assert (out / "metrics" / "shapes" / "text.json").is_file()  # each study's folder kept
     lines = "\n".join(experiment_results(out))
-    assert "| caption_qa_lora | 0 | 37.4 | no | yes |" in lines and "results/lora/" in lines
+    assert "| caption_qa_lora | 0 | 37.4 | yes |" in lines and "results/lora/" in lines  # an old text.json
+    new = {**text, "base_digest": "abc", "runs": {"caption_qa_lora": {"0": {
+        "perplexity": 37.4, "rebuilt_perplexity": 37.4, "equals_base": False, "weights_unchanged": False,
+        "started_from_base": True, "lora": True}}}}
+    (out / "metrics" / "shapes" / "text.json").write_text(json.dumps(new))
+    lines = "\n".join(experiment_results(out))
+    assert "| caption_qa_lora | 0 | 37.4 | no | no | 37.4 | yes |" in lines and "digest abc" in lines
 
 
 def test_save_refuses_a_folder_without_metrics(tmp_path):

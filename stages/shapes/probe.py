@@ -1,13 +1,14 @@
 """Stage shapes_probe: linear probes read a shape's color and its kind from the vectors under it, at the encoder output,
 after the stage-1 connector and after each later recipe's connector (every replicate), trained on training-picture
-shapes and tested on seen-pair and held-out-pair shapes. Writes metrics/shapes/probes.json and
-plots/shapes/probes.png.
+shapes and tested on seen-pair and held-out-pair shapes. Writes metrics/shapes/probes.json (with each test set's
+chance: the share of its most common color and kind) and plots/shapes/probes.png.
 """
 
 from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.core.atomic import atomic_path, write_json
 from frozenbridge.core.stage import run_cli, stage_parser
-from frozenbridge.shapes.evaluation.probes import check_patches, held_out_shapes, place_vectors, probe_place
+from frozenbridge.shapes.evaluation.probes import (chance_levels, check_patches, held_out_shapes, place_vectors,
+                                                  probe_place)
 from frozenbridge.shapes.params import load_params
 from frozenbridge.shapes.paths import METRICS, PLOTS, STAGE1, add_dirs, model_dir
 from frozenbridge.shapes.summary.analysis_figures import probes_figure
@@ -29,7 +30,8 @@ def main() -> None:
     places = {"encoder": [None]}
     for recipe in (STAGE1, *[r for r in params.shapes.recipes if r != "caption"]):  # caption's connector is stage 1's
         places[recipe] = [load_connector(model_dir(args.runs, recipe, rep)) for rep in params.replicates]
-    result: dict = {"shapes": {name: sum(len(s) for s in sc) for name, sc in scenes.items()}, "places": {}}
+    result: dict = {"shapes": {name: sum(len(s) for s in sc) for name, sc in scenes.items()},
+                    "chance": chance_levels({t: scenes[t] for t in ("seen", "heldout")}), "places": {}}
     for place, connectors in places.items():
         runs = []
         for connector in connectors:

@@ -1,7 +1,8 @@
 """Stage shapes_text: text, a picture, or both, asked of every trained run rebuilt from its saved directory.
 
-Perplexity on a fixed passage of ordinary prose (no picture, so the connector never runs) beside the base language
-model's: runs whose language model stayed frozen give exactly the base number. The replies to the no-picture
+Whether each run's language model was left as it was: the digest of its weights and its perplexity on a fixed passage
+of ordinary prose (no picture, so the connector never runs), recorded by the training run before and after it
+trained, against the base model's digest (text_check); the rebuilt run's perplexity beside them. The replies to the no-picture
 prompts. Positions taken by text only, one picture and two pictures. A two-picture question no run trained on
 ("Which picture has a triangle, the first or the second?", exactly one has) on pairs of seen-pair test pictures, in
 both orders. What a picture costs in KV cache, merged and unmerged, at the picture's side and twice it. Writes

@@ -33,12 +33,13 @@ def _flat(state: dict, prefix: str = ""):
 
 def weights_digest(weights: torch.nn.Module | dict) -> str:
     """sha256 over every tensor of a module's state_dict (or of a state dict, nested dicts flattened), in name
-    order: equal digests mean bit-equal weights."""
+    order: equal digests mean bit-equal weights (bf16 tensors hashed as their raw 16-bit words)."""
     state = weights.state_dict() if isinstance(weights, torch.nn.Module) else weights
     h = hashlib.sha256()
     for name, t in sorted(_flat(state)):
         h.update(name.encode())
-        h.update(t.detach().contiguous().cpu().numpy().tobytes())
+        t = t.detach().contiguous().cpu()
+        h.update((t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy().tobytes())
     return h.hexdigest()[:16]
 
 

@@ -37,7 +37,8 @@ def digits_results(metrics: Path) -> list[str]:
         rows.append(f"| adapter, {tokens} prefix token{'s' if int(tokens) > 1 else ''} ({t['trainable']:,} trainable), "
                     f"after the last epoch | {_spread(t['accuracy'])} | {ref} |")
     first = by[max(by, key=int)]
-    rows += [f"| chance (one of ten words) | {adapter['chance']} | 0.1 |", "",
+    classes = len(data.get("per_digit", {}).get("test", [])) or round(1 / adapter["chance"])
+    rows += [f"| chance (one of {classes} digits) | {adapter['chance']} | 0.1 |", "",
              "| prefix tokens | share of the ceiling | before training: right / well-formed / distinct captions | "
              "after: well-formed | after: distinct | LM weights unchanged |", "|---:|---:|---|---:|---:|---|"]
     for tokens in sorted(by, key=int, reverse=True):
@@ -47,7 +48,29 @@ def digits_results(metrics: Path) -> list[str]:
                     f"{b['well_formed']['median']:.0%} / {b['distinct']['median']:g} (\"{b['example']}\") | "
                     f"{t['well_formed']['median']:.1%} | {t['distinct']['median']:g} | "
                     f"{'yes' if t['language_unchanged'] else 'NO'} |")
-    rows += ["", f"Before any adapter training every caption is already one of the ten sentences "
-             f"({first['before']['well_formed']['median']:.0%} well-formed), the same for every picture: fluency "
-             "comes free, grounding does not. ![digits accuracy per epoch](plots/digits/accuracy.png)", ""]
+    rows += ["", before_sentence(first["before"], adapter["chance"], cls.get("most_common_test_digit_share"),
+                                 classes) + " ![digits accuracy per epoch](plots/digits/accuracy.png)", ""]
     return rows
+
+
+def before_sentence(before: dict, chance: float, most_common: float | None, classes: int) -> str:
+    """What the captions are before any adapter training, in words the numbers choose: fluent or not, one caption
+    for every picture or several, right no more often than always naming one digit would be, or more."""
+    formed, distinct, right = (before[k]["median"] for k in ("well_formed", "distinct", "accuracy"))
+    blind = max(chance, most_common or 0.0)  # what a caption that ignores the picture can score at best
+    fluent = (f"every caption is already one of the {classes} sentences (100% well-formed)" if formed == 1
+              else f"{formed:.0%} of the captions are one of the {classes} sentences")
+    same = ("the same for every picture" if distinct == 1 else f"{distinct:g} distinct captions")
+    baseline = ("always naming the most common test digit would" if most_common and most_common >= chance
+                else "chance")
+    grounded = (f"they name the right digit {right:.3f} of the time, no more than {baseline} ({blind:.3f})"
+                if right <= blind else
+                f"they name the right digit {right:.3f} of the time, above the {blind:.3f} that ignoring the "
+                "picture can reach")
+    if formed >= 0.99 and right <= blind:
+        verdict = ": fluency comes free, grounding does not"
+    elif formed >= 0.99:
+        verdict = ": fluent, and already above what ignoring the picture gives"
+    else:
+        verdict = ": not yet fluent"
+    return f"Before any adapter training {fluent}, {same}; {grounded}{verdict}."

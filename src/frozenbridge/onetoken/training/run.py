@@ -84,6 +84,9 @@ def train_run(params, replicate: int, train: PictureFeatures, test: PictureFeatu
     vlm = VLM(lm, connector.to(device), device, bf16)
     log.info("%s", connector.describe())
     n = len(test) if o.evaluate.pictures is None else min(o.evaluate.pictures, len(test))
+    if o.evaluate.pictures is not None and o.evaluate.pictures > len(test):
+        log.warning("onetoken.evaluate.pictures=%d: the test set holds %d pictures; evaluating %d",
+                    o.evaluate.pictures, len(test), n)
     ev = o.evaluate
 
     def captions() -> list[str]:

@@ -50,25 +50,55 @@ def gain_table(m: dict) -> list[str]:
     return rows
 
 
+POOL_LABELS = {"mean": "the mean of its last hidden states over the caption's tokens",
+               "last": "its last hidden state at the caption's last token"}
+
+
+def _overlap(a: dict, b: dict) -> str:
+    """How two min–max ranges stand: "ahead" (a's lowest above b's highest), "behind", or "overlap"."""
+    return "ahead" if a["min"] > b["max"] else "behind" if a["max"] < b["min"] else "overlap"
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def _span(values: list[float]) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:+.1f}" if lo == hi else f"{lo:+.1f} to {hi:+.1f}"
+
+
 def reading(m: dict) -> str:
-    """One computed sentence on the reference's claim: where the frozen LM + adaptor beats the from-scratch tower."""
+    """Computed sentences on the reference's claim: where the frozen LM + adaptor stands against the from-scratch
+    tower, cell by cell (medians, and whether the replicates' ranges separate them), and whether its difference is
+    larger on long captions than on short ones, as the reference found."""
     towers = m["towers"]
     if not {"adaptor", "scratch"} <= set(towers):
         return ""
-    cells = {(length, test, way): 100 * (towers["adaptor"]["recall"][test][length][way]["R@1"]["median"]
-                                         - towers["scratch"]["recall"][test][length][way]["R@1"]["median"])
-             for length in LENGTHS for test in TESTS for way in WAYS}
-    ahead = sum(d > 0 for d in cells.values())
-    tied = sum(d == 0 for d in cells.values())
-    long_held = [cells[("long", "heldout", way)] for way in WAYS]
-    short = [d for (length, _, _), d in cells.items() if length == "short"]
-    return (f"Reading: the frozen LM + adaptor is ahead of the tower trained from scratch in {ahead} of {len(cells)} "
-            f"recall@1 cells ({tied} tied); on short captions by {min(short):+.1f} to {max(short):+.1f} points, on "
-            f"long captions of held-out pairs by {long_held[0]:+.1f} (image→text) and {long_held[1]:+.1f} "
-            "(text→image). The reference found its largest gains on long captions; here, with templated captions "
-            "and a from-scratch tower that fits them, "
-            + ("the long held-out captions go the other way." if max(long_held) < 0 else
-               "the long held-out captions agree with it."))
+    r1 = {tower: {(length, test, way): towers[tower]["recall"][test][length][way]["R@1"]
+                  for length in LENGTHS for test in TESTS for way in WAYS} for tower in ("adaptor", "scratch")}
+    cells = {key: 100 * (a["median"] - r1["scratch"][key]["median"]) for key, a in r1["adaptor"].items()}
+    stand = [_overlap(a, r1["scratch"][key]) for key, a in r1["adaptor"].items()]
+    ahead, tied, behind = (sum(d > 0 for d in cells.values()), sum(d == 0 for d in cells.values()),
+                           sum(d < 0 for d in cells.values()))
+    by_length = {length: [d for (n, _, _), d in cells.items() if n == length] for length in LENGTHS}
+    text = (f"Reading: by median, the frozen LM + adaptor is ahead of the tower trained from scratch in {ahead} of "
+            f"{len(cells)} recall@1 cells, behind in {behind} and level in {tied}; its lowest replicate is above the "
+            f"other's highest in {stand.count('ahead')}, its highest below the other's lowest in "
+            f"{stand.count('behind')}, and the two ranges overlap in {stand.count('overlap')}. The median "
+            "difference is " + _and([f"{_span(d)} points on {length} captions" for length, d in by_length.items()])
+            + ".")
+    if not {"long", "short"} <= set(by_length):
+        return text
+    long_mean, short_mean = (sum(by_length[n]) / len(by_length[n]) for n in ("long", "short"))
+    if long_mean > short_mean:
+        verdict = "here too the difference is larger on long captions"
+    elif long_mean < short_mean:
+        verdict = "here the difference is smaller on long captions than on short ones"
+    else:
+        verdict = "here it is the same on long and short captions"
+    return (text + f" The reference found its largest gains on long captions; {verdict} (mean {long_mean:+.1f} "
+            f"against {short_mean:+.1f} points).")
 
 
 def phrasing_table(m: dict) -> list[str]:
@@ -92,9 +122,9 @@ def retrieval_results(metrics: Path) -> list[str]:
     embed, m = found
     lang = embed["language"]
     return [f"**Retrieval study** (`metrics/retrieval/`): {embed['texts']:,} distinct captions embedded once by the "
-            f"frozen {lang['name']} ({lang['pool']} of its last hidden states, {lang['width']} numbers); each picture "
-            "is the encoder's cached features averaged over the grid, through one trained linear layer; every tower "
-            "trained on the same contrastive loss and batches. Recall median [min–max] over replicates:", "",
+            f"frozen {lang['name']} ({POOL_LABELS.get(lang['pool'], lang['pool'])}, {lang['width']} numbers); each "
+            "picture is the encoder's cached features averaged over the grid, through one trained linear layer; every "
+            "tower trained on the same contrastive loss and batches. Recall median [min–max] over replicates:", "",
             *recall_table(m), "",
             "The reference's claim, in our numbers (recall@1 points of the frozen LM + adaptor over the tower "
             "trained from scratch, medians):", "", *gain_table(m), "", reading(m), "",

@@ -6,6 +6,10 @@ holding its center when none do); after the connector, the mean of the merged to
 Probes are trained on the shapes of training pictures (which never hold a held-out pair) and tested on the shapes of
 seen-pair test pictures and on the held-out-pair shapes of held-out test pictures. A probe is a multinomial logistic
 regression on standardized vectors, fitted full-batch by L-BFGS from zeros: deterministic.
+
+Chance is computed from each test set itself: the share of its most common color (or kind), what always naming that
+one class scores, and so the most a probe that ignores the vectors can score on that set. The held-out set holds only
+the held-out pairs' shapes, so its chance is at least one over the number of held-out pairs, whatever the palette.
 """
 
 from __future__ import annotations
@@ -50,6 +54,20 @@ def shape_vectors(vectors: torch.Tensor, scenes: list[list[dict]], index) -> np.
 def labels(scenes: list[list[dict]], target: str) -> np.ndarray:
     names = TARGETS[target]
     return np.array([names.index(s[target if target == "color" else "kind"]) for shapes in scenes for s in shapes])
+
+
+def chance(scenes: list[list[dict]], target: str) -> dict:
+    """{"majority": the % of the set's shapes in its most common class, "classes": the classes the set holds}."""
+    y = labels(scenes, target)
+    if not len(y):
+        return {"majority": 0.0, "classes": 0}
+    counts = np.bincount(y)
+    return {"majority": round(100.0 * float(counts.max()) / len(y), 2), "classes": int((counts > 0).sum())}
+
+
+def chance_levels(tests: dict[str, list[list[dict]]]) -> dict:
+    """{target: {test: chance(...)}} for every probe target and test set (probes.json's "chance")."""
+    return {target: {test: chance(scenes, target) for test, scenes in tests.items()} for target in TARGETS}
 
 
 def fit_probe(x: np.ndarray, y: np.ndarray, classes: int, l2: float = 1e-3, iters: int = 200):

@@ -4,11 +4,13 @@ Conditions for every item: the right picture, the blank picture, a wrong picture
 the same task, half the task's items away) and no picture (the prompt alone, without "Image:").
 gap = right - max(blank, wrong, none). Wrong-picture answers are also scored against the picture actually shown, on
 the items whose answer differs between the two scenes. Work that repeats is done once: every distinct (picture,
-prompt) is generated once per test set, whichever items and conditions share it.
+prompt) is generated once per test set, whichever items and conditions share it. A test set that holds fewer pictures
+or questions of a type than `shapes.evaluate.items` asks is evaluated on all it holds, said in one warning line.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import torch
@@ -20,6 +22,8 @@ from frozenbridge.shapes.data.scene import Shape, questions
 from frozenbridge.shapes.data.vocab import CONDITIONS, TASKS, caption_prompt, question_prompt, wrong_pictures
 from frozenbridge.shapes.params import EvaluateParams
 from frozenbridge.shapes.training.split_data import SplitData
+
+log = logging.getLogger("frozenbridge.shapes")
 
 
 def exact_match(prediction: str, target: str) -> bool:
@@ -43,8 +47,22 @@ class EvalItem:
     target_on_wrong: str | None  # the right answer for that picture, None where the question is not askable there
 
 
-def eval_items(data: SplitData, n: int) -> dict[str, list[EvalItem]]:
-    """Per task, the first n items in picture order, each with its wrong picture and the answer that picture has."""
+def short_of(n: int, rows: dict[str, list], name: str | None = None) -> str | None:
+    """The one warning line for a test set with fewer items of some task than `shapes.evaluate.items` = n asks, or
+    None when every task has n."""
+    short = {task: len(task_rows) for task, task_rows in rows.items() if len(task_rows) < n}
+    if not short:
+        return None
+    held = [f"{k} pictures" if task == "caption" else f"{k} {task} questions" for task, k in short.items()]
+    listed = held[0] if len(held) == 1 else f"{', '.join(held[:-1])} and {held[-1]}"
+    used = str(next(iter(short.values()))) if len(short) == 1 else f"those instead of {n} each"
+    label = {"heldout": "held-out"}.get(name, name)
+    return f"shapes.evaluate.items={n}: the {label + ' ' if label else ''}test set holds {listed}; evaluating {used}"
+
+
+def eval_items(data: SplitData, n: int, name: str | None = None) -> dict[str, list[EvalItem]]:
+    """Per task, the first n items in picture order, each with its wrong picture and the answer that picture has;
+    where the test set (`name`) holds fewer, all it holds, said in one warning line."""
     rows: dict[str, list[tuple[int, str, str]]] = {t: [] for t in TASKS}
     for pic in range(min(n, len(data.captions))):
         rows["caption"].append((pic, caption_prompt(), data.captions[pic]))
@@ -52,11 +70,13 @@ def eval_items(data: SplitData, n: int) -> dict[str, list[EvalItem]]:
         for q in qs:
             if len(rows[q["type"]]) < n:
                 rows[q["type"]].append((pic, question_prompt(q["question"]), q["answer"]))
+    if (line := short_of(n, rows, name)) is not None:
+        log.warning("%s", line)
     out: dict[str, list[EvalItem]] = {}
     for task, task_rows in rows.items():
         wrong = wrong_pictures([pic for pic, _, _ in task_rows])
         out[task] = [EvalItem(pic, prompt, target, w, answer_on(data, w, task, prompt))
-                     for (pic, prompt, target), w in zip(task_rows, wrong)]
+                     for (pic, prompt, target), w in zip(task_rows, wrong, strict=True)]
     return out
 
 
@@ -76,7 +96,8 @@ def generate_once(vlm: VLM, keys: list[tuple[int | None, str]], feats: torch.Ten
     texts: dict[tuple, str] = {}
     for i in tqdm(range(0, len(unique), cfg.batch_size), desc=desc, unit="batch", leave=False):
         chunk = unique[i:i + cfg.batch_size]
-        texts.update(zip(chunk, vlm.generate([Item(img, prompt, "") for img, prompt in chunk], feats, max_new)))
+        said = vlm.generate([Item(img, prompt, "") for img, prompt in chunk], feats, max_new)
+        texts.update(zip(chunk, said, strict=True))
     return texts
 
 
@@ -100,7 +121,7 @@ def evaluate_split(vlm: VLM, data: SplitData, blank: torch.Tensor, cfg: Evaluate
     and no-picture prompts repeat across items."""
     feats = torch.cat([data.feats, blank.to(data.feats.dtype)])
     blank_row = len(data.feats)
-    items = {task: rows for task, rows in eval_items(data, cfg.items).items() if rows}
+    items = {task: rows for task, rows in eval_items(data, cfg.items, name).items() if rows}
     texts: dict = {}
     for group, tasks in (("captions", ["caption"]), ("answers", [t for t in TASKS if t != "caption"])):
         keys = [(condition_image(it, cond, blank_row), it.prompt)
@@ -113,9 +134,10 @@ def evaluate_split(vlm: VLM, data: SplitData, blank: torch.Tensor, cfg: Evaluate
     for task, rows in items.items():
         preds = {cond: [texts[(condition_image(it, cond, blank_row), it.prompt)] for it in rows]
                  for cond in CONDITIONS}
-        result = {cond: percent(sum(exact_match(p, it.target) for p, it in zip(preds[cond], rows)), len(rows))
+        result = {cond: percent(sum(exact_match(p, it.target) for p, it in zip(preds[cond], rows, strict=True)),
+                                len(rows))
                   for cond in CONDITIONS}
-        differ = [(p, it.target_on_wrong) for p, it in zip(preds["wrong"], rows)
+        differ = [(p, it.target_on_wrong) for p, it in zip(preds["wrong"], rows, strict=True)
                   if it.target_on_wrong is not None and it.target_on_wrong != it.target]
         result.update(gap=gap(result), n=len(rows), n_shown=len(differ),
                       wrong_vs_shown=percent(sum(exact_match(p, shown) for p, shown in differ), len(differ)))

@@ -5,6 +5,7 @@ in both orders; a run that answers by position rather than by looking is right i
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 
 import torch
@@ -14,6 +15,8 @@ from frozenbridge.bridge.sequence import Interleaved, Item, build
 from frozenbridge.shapes.data.scene import COUNT_QUESTION
 from frozenbridge.shapes.data.vocab import question_prompt
 from frozenbridge.shapes.evaluation.scoring import exact_match, percent
+
+log = logging.getLogger("frozenbridge.shapes")
 
 QUESTION = "Which picture has a triangle, the first or the second?"
 ANSWERS = ("the first", "the second")
@@ -37,7 +40,8 @@ def positions(vlm: VLM) -> dict:
 
 
 def picture_pairs(scenes: list[list[dict]], n: int) -> list[tuple[int, int]]:
-    """Up to n pairs of distinct pictures, in picture order, of which exactly one holds a triangle."""
+    """Up to n pairs of distinct pictures, in picture order, of which exactly one holds a triangle; fewer when the
+    set cannot make n, said in one warning line."""
     has = [any(s["kind"] == "triangle" for s in shapes) for shapes in scenes]
     with_t = [i for i, h in enumerate(has) if h]
     without = [i for i, h in enumerate(has) if not h]
@@ -46,6 +50,9 @@ def picture_pairs(scenes: list[list[dict]], n: int) -> list[tuple[int, int]]:
         pairs.append((a, b) if k % 2 == 0 else (b, a))  # the triangle first in every other pair
         if len(pairs) == n:
             break
+    if len(pairs) < n:
+        log.warning("shapes.evaluate.items=%d: the seen test set makes %d two-picture pairs (%d pictures with a "
+                    "triangle, %d without); asking %d", n, len(pairs), len(with_t), len(without), len(pairs))
     return pairs
 
 

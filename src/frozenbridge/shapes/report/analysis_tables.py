@@ -4,6 +4,11 @@ pictures in the sequence and what they cost, the capacity check and the receipts
 from __future__ import annotations
 
 from frozenbridge.core.summary import markdown_table
+from frozenbridge.shapes.data.vocab import RECIPE_NAMES
+from frozenbridge.shapes.summary.paired import CLAIM
+
+ROUNDING = 1e-3  # the most a convolution and its matmul may differ by and still be called equal (float rounding)
+NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
 def _range(s: dict) -> str:
@@ -18,6 +23,15 @@ def _signed(v: float) -> str:
 
 def _coverage(interval: dict) -> str:
     return f"{round(100 * interval['coverage'], 1):g}%"
+
+
+def _percent(fraction) -> str:
+    return f"{round(100 * float(fraction), 2):g}%"
+
+
+def best_coverage(replicates: int) -> float:
+    """What [min, max] of n paired differences covers, the most any order-statistic interval of n can."""
+    return 1 - 2 / 2 ** replicates
 
 
 def paired_evidence(cell: dict, flip: bool = False) -> str:
@@ -37,19 +51,30 @@ def paired_verdict(cell: dict, first: str, second: str) -> str:
         return f"{winner} ahead: the {_coverage(iv)} interval excludes zero"
     if iv["low"] <= 0 <= iv["high"]:
         return "the interval includes zero: no difference supported"
-    return (f"no difference supported ({cell['replicates']} replicates cannot give an interval of 90% or more, and "
-            f"the sign test cannot go below p = {2 / 2 ** cell['replicates']:g} with them)")
+    n = cell["replicates"]
+    if best_coverage(n) < CLAIM:
+        return (f"no difference supported ({n} replicates cannot give an interval of {_percent(CLAIM)} or more, and "
+                f"the sign test cannot go below p = {2 / 2 ** n:g} with them)")
+    return (f"no difference supported: the interval excludes zero but covers {_coverage(iv)}, less than the "
+            f"{_percent(CLAIM)} a difference needs")
+
+
+def _reach(counts: set[int]) -> str:
+    """What the table's replicate counts can cover at best, e.g. "2 replicates reach 50% at best"."""
+    return "; ".join(f"{n} replicates reach {_percent(best_coverage(n))} at best" if best_coverage(n) < 0.95
+                     else f"{n} replicates reach 95%" for n in sorted(counts))
 
 
 def paired_analysis_table(pairs: dict) -> list[str]:
     """metrics/shapes/paired.json: per pair, test set and task, replicates ahead / tied / behind, the median
     difference, its exact interval, the sign test, and which recipe (if any) the interval supports."""
-    cells = []
+    cells, counts = [], set()
     for name, tests in pairs.items():
         first, second = name.split(" vs ")
         for test in ("heldout", "seen"):
             for task, c in tests.get(test, {}).items():
                 iv = c["interval"]
+                counts.add(c["replicates"])
                 winner = {"first": first, "second": second}.get(c["supported"], "none")
                 cells.append((name, test, task, c["ahead"], c["tied"], c["behind"],
                               f"{c['median_difference']:+g} of {c['items']}",
@@ -61,8 +86,8 @@ def paired_analysis_table(pairs: dict) -> list[str]:
                           "an exact interval for that median from the sorted differences (order statistics, "
                           "binomial, distribution-free: at least 95% where the replicates allow, else [min, max] at "
                           "the coverage given), the exact two-sided sign test over replicates (ties dropped), and "
-                          "the recipe an interval of at least 90% places ahead (none where it includes zero or "
-                          "covers less; five replicates reach 93.75% at best):",
+                          f"the recipe an interval of at least {_percent(CLAIM)} places ahead (none where it includes "
+                          f"zero or covers less; {_reach(counts)}):",
                           ["pair", "test pairs", "task", "ahead", "tied", "behind", "median difference",
                            "interval (coverage)", "sign test p", "supported"], cells,
                           align="|---|---|---|---:|---:|---:|---:|---:|---:|---|")
@@ -82,13 +107,28 @@ def wrong_answers_table(wrong: dict) -> list[str]:
 
 
 def perplexity_table(text: dict) -> list[str]:
-    """metrics/shapes/text.json: each run's perplexity on the passage beside the base model's."""
-    rows = [f"The language model's text (`metrics/shapes/text.json`): perplexity on the package's passage of "
-            f"plain prose ({text['passage_tokens']} tokens, no picture), base model {text['base']:g}:", "",
-            "| recipe | replicate | perplexity | exactly the base model's | LoRA |", "|---|---:|---:|---|---|"]
+    """metrics/shapes/text.json: each run's language model as it trained (its weights digest and passage perplexity,
+    before and after training, recorded by the run) beside the base model's; older files recorded only the rebuilt
+    run's perplexity, and the table says so."""
+    recorded = all("weights_unchanged" in r for reps in text["runs"].values() for r in reps.values())
+    head = (f"The language model's text (`metrics/shapes/text.json`): perplexity on the package's passage of plain "
+            f"prose ({text['passage_tokens']} tokens, no picture), base model {text['base']:g}")
+    if not recorded:
+        rows = [head + ", from each run rebuilt from its saved folder (this file predates the training runs' own "
+                "record of their language model, so it cannot show that training left it unchanged):", "",
+                "| recipe | replicate | perplexity | LoRA |", "|---|---:|---:|---|"]
+        for recipe, reps in text["runs"].items():
+            rows += [f"| {recipe} | {rep} | {r['perplexity']:g} | {'yes' if r['lora'] else 'no'} |"
+                     for rep, r in reps.items()]
+        return rows
+    rows = [head + f" (weights digest {text['base_digest']}). Each run recorded its own language model's digest and "
+            "perplexity before and after it trained:", "",
+            "| recipe | replicate | perplexity after training | weights unchanged by training | the base model's text "
+            "| rebuilt from the saved run | LoRA |", "|---|---:|---:|---|---|---:|---|"]
     for recipe, reps in text["runs"].items():
         for rep, r in reps.items():
-            rows.append(f"| {recipe} | {rep} | {r['perplexity']:g} | {'yes' if r['equals_base'] else 'no'} | "
+            rows.append(f"| {recipe} | {rep} | {r['perplexity']:g} | {'yes' if r['weights_unchanged'] else 'no'} | "
+                        f"{'yes' if r['equals_base'] else 'no'} | {r['rebuilt_perplexity']:g} | "
                         f"{'yes' if r['lora'] else 'no'} |")
     return rows
 
@@ -118,28 +158,44 @@ def text_table(text: dict) -> list[str]:
         rows += ["", "What each run (first replicate) wrote to the first question of each kind with no picture:", "",
                  "| recipe | question | right answer | reply with no picture |", "|---|---|---|---|"]
         for recipe, tasks in replies.items():
-            for task, r in tasks.items():
+            for r in tasks.values():
                 rows.append(f"| {recipe} | {r['prompt']} | {r['target']} | {r['reply'] or '(nothing)'} |")
     return rows + [""]
 
 
+def _classes(chance: dict, test: str) -> str:
+    return " and ".join(f"{chance[t][test]['classes']} {t}{'s' if chance[t][test]['classes'] != 1 else ''}"
+                        for t in ("color", "kind") if t in chance)
+
+
 def probes_table(probes: dict) -> list[str]:
-    """metrics/shapes/probes.json: linear-probe accuracy for color and kind per place, seen vs held-out pairs."""
+    """metrics/shapes/probes.json: linear-probe accuracy for color and kind per place, seen vs held-out pairs, and
+    each test set's chance as the probe stage computed it from the set (a probes.json without it gets none)."""
     if not probes:
         return []
-    n = probes["shapes"]
+    n, chance = probes["shapes"], probes.get("chance")
+    if chance:
+        note = (f"; chance is the share of the set's most common color or kind, what always naming it scores (the "
+                f"seen-pair set holds {_classes(chance, 'seen')}, the held-out-pair set {_classes(chance, 'heldout')})")
+    else:
+        note = ("; no chance level: this probes.json does not record what its test sets hold (`dvc repro "
+                "shapes_probe` writes it)")
     rows = [f"Linear probes (`metrics/shapes/probes.json`): a shape's color and kind read from the mean vector "
             f"under it; trained on {n['train']} shapes of training pictures, tested on {n['seen']} seen-pair shapes "
-            f"and {n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates (chance: color "
-            f"16.7, kind 33.3):", "",
+            f"and {n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates{note}:", "",
             "| read from | replicates | color: seen | color: held-out | kind: seen | kind: held-out |",
             "|---|---:|---:|---:|---:|---:|"]
     order = ["encoder", "stage1", *[p for p in probes["places"] if p not in ("encoder", "stage1")]]
     for place in (p for p in order if p in probes["places"]):
         p = probes["places"][place]
-        label = {"encoder": "encoder output", "stage1": "stage-1 connector"}.get(place, f"{place} connector")
+        label = {"encoder": "encoder output", "stage1": "stage-1 connector"}.get(
+            place, f"{place} connector" if place in RECIPE_NAMES else place)
         rows.append(f"| {label} | {p['runs']} | {_range(p['color']['seen'])} | {_range(p['color']['heldout'])} | "
                     f"{_range(p['kind']['seen'])} | {_range(p['kind']['heldout'])} |")
+    if chance:
+        cells = [f"{chance[t][test]['majority']:g}" if t in chance else "—"
+                 for t in ("color", "kind") for test in ("seen", "heldout")]
+        rows.append("| *chance (the set's most common class)* | — | " + " | ".join(cells) + " |")
     return rows + [""]
 
 
@@ -177,10 +233,11 @@ def capacity_table(cap: dict) -> list[str]:
         return f"{c['exact']:.2f} ({each})"
     cells = [(name, c["tokens"], f"{c['connector_params']:,}", exact(c), f"{c['final_loss']:.4f}",
               f"{c['step_seconds']:.2f}") for name, c in cap.items()]
+    ways = NUMBER_WORDS.get(len(cap), str(len(cap)))
     return markdown_table("The capacity check (on demand: `dvc unfreeze shapes_capacity && dvc repro shapes_capacity`; "
-                          "`metrics/shapes/capacity.json`): stage 1 from scratch three ways; exact seen-pair captions, "
-                          "final loss and seconds a step, median over replicates (each replicate's exact captions in "
-                          "brackets):",
+                          f"`metrics/shapes/capacity.json`): stage 1 from scratch {ways} ways; exact seen-pair "
+                          "captions, final loss and seconds a step, median over replicates (each replicate's exact "
+                          "captions in brackets):",
                           ["connector", "image tokens", "parameters", "exact captions, %", "final loss", "s a step"],
                           cells)
 
@@ -190,14 +247,24 @@ def receipts_table(rec: dict) -> list[str]:
     if not rec:
         return []
     patch = rec.get("patch_embedding")
-    line = (f"{rec['encoder']}'s patch embedding (a {patch['kernel'][0]}×{patch['kernel'][1]} convolution, stride "
-            f"the same) equals flattened patches times one matrix: largest difference {patch['max_difference']:.3g}."
-            if patch else f"{rec['patch_embedding_note']}, so the patch-embedding receipt needs a ViT-family "
-            "encoder (`vision.name`).")
-    moved = rec["encoder_first_moves"]
-    encoder = (f"moves the first position's output by up to {moved:.3g} in the encoder ({rec['encoder']})" if moved
-               else f"leaves the first position's output unchanged in the encoder too ({rec['encoder']}: a "
-                    f"convolution's reach from the top-left cell stops short of the bottom-right patch)")
+    if patch:
+        diff = patch["max_difference"]
+        same = ("equals flattened patches times one matrix up to rounding" if diff <= ROUNDING
+                else "differs from flattened patches times one matrix")
+        line = (f"{rec['encoder']}'s patch embedding (a {patch['kernel'][0]}×{patch['kernel'][1]} convolution, "
+                f"stride the same) {same}: largest difference {diff:.3g}.")
+    else:
+        line = (f"{rec['patch_embedding_note']}, so the patch-embedding receipt needs a ViT-family encoder "
+                "(`vision.name`).")
+    moved, lm_moved = rec["encoder_first_moves"], rec["language_first_moves"]
+    if moved:
+        encoder = f"moves the first position's output by up to {moved:.3g} in the encoder ({rec['encoder']})"
+    else:
+        why = (": a convolution's reach from the top-left cell stops short of the bottom-right patch" if not patch
+               else "")
+        encoder = f"leaves the first position's output unchanged in the encoder ({rec['encoder']}{why})"
+    language = (f"moves the first position by up to {lm_moved:.3g} in the language model ({rec['language']})"
+                if lm_moved else f"leaves the first position exactly unchanged in the language model "
+                                 f"({rec['language']})")
     return [f"Receipts (`metrics/shapes/receipts.json`): {line} Changing only the last input position "
-            f"(the bottom-right patch) {encoder}; changing only the last token moves the first position by "
-            f"{rec['language_first_moves']:g} in the causal language model ({rec['language']}).", ""]
+            f"(the bottom-right patch) {encoder}; changing only the last token {language}.", ""]

@@ -97,7 +97,7 @@ def converge_table(saved: dict, params: dict | None) -> list[str]:
         s = entry["summary"]
         if "step_seconds" not in entry:
             continue  # not timed alone yet (python -m frozenbridge.shapes.sweeps.converge --time-steps N)
-        sec = lambda v: "—" if v is None else f"{v * entry['step_seconds']:.0f}"  # noqa: E731
+        sec = lambda v, e=entry: "—" if v is None else f"{v * e['step_seconds']:.0f}"  # noqa: E731
         cells = [f"{_steps(s[f'median_{t}'])} / {_steps(s[f'worst_{t}'])} ({sec(s[f'median_{t}'])} / "
                  f"{sec(s[f'worst_{t}'])})" for t in (50, 70)]
         mark = " ◀" if params is not None and _matches(entry["overrides"], params) else ""
@@ -202,20 +202,22 @@ def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[lis
 
 
 def experiment_results(folder: Path) -> list[str]:
-    """An on-demand experiment kept by `python -m frozenbridge.tools.snapshot`: its recipes, paired replicates,
-    perplexity."""
+    """An on-demand experiment kept in results/<name>/ (by `python -m frozenbridge.tools.snapshot`, or by the tool
+    its command names): its recipes, paired replicates, perplexity, probes, whichever it kept."""
     exp = read_json_if_present(folder / "experiment.json")
     if exp is None:
         return []
     metrics = folder / "metrics" / "shapes"
     parts = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; "
-             f"its metrics kept in `results/{folder.name}/` by `python -m frozenbridge.tools.snapshot`). "
-             + (f"{exp['note'][0].upper()}{exp['note'][1:]}. " if exp.get("note") else "") + "Exact match, %:", ""]
+             f"its metrics kept in `results/{folder.name}/`). "
+             + (f"{exp['note'][0].upper()}{exp['note'][1:]}." if exp.get("note") else ""), ""]
     if (scores := read_json_if_present(metrics / "scores.json")) is not None:
-        parts += [*recipe_table(scores), ""]
+        parts += ["Exact match, %:", "", *recipe_table(scores), ""]
     parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
     if text := read_json_if_present(metrics / "text.json"):
         parts += [*perplexity_table(text), ""]
+    if probes := read_json_if_present(metrics / "probes.json"):
+        parts += probes_table(probes)
     return parts
 
 

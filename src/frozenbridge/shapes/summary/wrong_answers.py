@@ -66,18 +66,23 @@ def classify(task: str, item: dict, shapes: list[dict], common: dict[str, tuple[
 def wrong_answers(predictions: dict[str, list[dict]], scenes: list[list[dict]],
                   train_color_kind: dict[str, dict[str, int]]) -> dict:
     """recipe -> [each replicate's held-out predictions {task: [items]}] -> recipe -> task -> summed counts (chances
-    rounded to 0.1), over all replicates."""
+    rounded to 0.1), over all replicates, and `by_replicate`: each replicate's wrong answers and those whose color is
+    not in the picture, in replicate order (what a paired comparison of two recipes reads)."""
     common = common_colors(train_color_kind)
     out: dict = {}
     for recipe, runs in predictions.items():
         for task in TASKS:
             total = dict.fromkeys(FIELDS, 0)
+            by_replicate = []
             for run in runs:
+                mine = dict.fromkeys(FIELDS, 0)
                 for item in run.get(task, []):
                     counts = classify(task, item, scenes[item["picture"]], common)
                     for k, v in (counts or {}).items():
                         total[k] += v
+                        mine[k] += v
+                by_replicate.append({"wrong": mine["wrong"], "not_in_picture": mine["not_in_picture"]})
             total["nearest_chance"] = round(total["nearest_chance"], 1)
             total["common_chance"] = round(total["common_chance"], 1)
-            out.setdefault(recipe, {})[task] = {**total, "replicates": len(runs)}
+            out.setdefault(recipe, {})[task] = {**total, "replicates": len(runs), "by_replicate": by_replicate}
     return out

@@ -20,6 +20,7 @@ from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters, world
 from frozenbridge.bridge.lora import attach_lora, lora_state, set_lora_state, trainable
 from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.perplexity import language_state
 from frozenbridge.bridge.saved_run import encoder_config, load_connector, save_run
 from frozenbridge.bridge.step import train_steps
 from frozenbridge.core.atomic import atomic_path
@@ -149,7 +150,9 @@ def write_run(out: Path, connector: Connector, lm: LanguageModel, data_meta: dic
 def train(params: Params, recipe: str | None, replicate: int, data: SplitData, lm: LanguageModel,
           device: torch.device, bf16: bool, out: Path, stage1_dir: Path | None = None,
           checkpoint_dir: Path | None = None) -> dict:
-    """Train stage 1 (recipe None) or a recipe's run and write it to `out`; returns the run's info.
+    """Train stage 1 (recipe None) or a recipe's run and write it to `out`; returns the run's info, which
+    records the language model's weights digest and passage perplexity before and after training (the text check
+    reads them: the model the run trained with, in the process that trained it).
 
     With `checkpoint_dir`, state is saved there every train.checkpoint_every steps and a matching checkpoint
     found there at the start is resumed from.
@@ -171,6 +174,7 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
         file_digest(Path(stage1_dir) / "connector.pt")  # what the run starts from, for the checkpoint
     checkpoints = Checkpoints(checkpoint_dir, params.shapes.train.checkpoint_every,
                               run_fingerprint(params, run, device, bf16, data.meta, stage1_digest), run)
+    language_before = language_state(lm, device, bf16)
     vlm = VLM(lm, connector.to(device), device, bf16)
     if world()[1] > 1:
         vlm = DataParallel(vlm)
@@ -185,7 +189,8 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
             "lora_params": sum(p.numel() for p in lm.model.parameters() if p.requires_grad) if peft_model else 0,
             "steps": len(history), "final_loss": history[-1][2] if history else None,
             "encoder": data.meta["encoder"], "encoder_revision": data.meta["revision"],
-            "language": lm.name, "language_revision": lm.revision}
+            "language": lm.name, "language_revision": lm.revision,
+            "language_check": {"before": language_before, "after": language_state(lm, device, bf16)}}
     if world()[0] == 0:  # data-parallel: every process holds the same weights; one writes them
         write_run(out, connector.cpu(), lm, data.meta, history, info, peft_model, params)
         checkpoints.clear()

@@ -1,0 +1,103 @@
+"""Where a held-out shape's color stops being linearly readable: the probe of the shapes_probe stage, at more places.
+
+The stage reads the encoder's cells and each trained connector's output. This reads, with the same probe, the same
+shapes and the same tokens under each shape, the steps in between, so a drop can be placed:
+
+    encoder cells                     the cells under the shape (the stage's "encoder")
+    connector input                   the merged k x k blocks of encoder vectors under the shape: what the connector
+                                      reads, through the tokens the connector's output is read through
+    untrained connector               each replicate's connector as initialised, before any step
+    stage-1 hidden layer              the stage-1 connector's GELU layer
+    stage-1 output                    the stage-1 connector's output (the stage's "stage1")
+    stage-1 output, no positions      the same without its learned position vectors
+
+    python -m frozenbridge.shapes.sweeps.probe_places     # after `dvc repro`: writes results/probe-places/
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+from pathlib import Path
+
+import torch
+
+from frozenbridge.bridge.connector import merge_patches
+from frozenbridge.bridge.saved_run import load_connector
+from frozenbridge.core.atomic import write_json
+from frozenbridge.shapes.evaluation.probes import (cells_under, chance_levels, held_out_shapes, probe_place,
+                                                  shape_vectors, tokens_under)
+from frozenbridge.shapes.params import load_params
+from frozenbridge.shapes.paths import STAGE1, model_dir
+from frozenbridge.shapes.summary.replicates import summary
+from frozenbridge.shapes.training.run import new_connector, run_seeds
+from frozenbridge.shapes.training.split_data import load_split
+
+OUT = Path("results/probe-places")
+COMMAND = "python -m frozenbridge.shapes.sweeps.probe_places"
+
+
+def probe_at(fn, feats: dict, scenes: dict, grid, size: int, k: int, order: str) -> dict:
+    """Probe accuracies {target: {test: %}} on `fn(features)`, each shape read through the tokens of its blocks
+    (k = 1 with order "rows": the cells themselves)."""
+    vectors = {}
+    for name, x in feats.items():
+        with torch.no_grad():
+            tokens = torch.cat([fn(x[i:i + 256].float()) for i in range(0, len(x), 256)])
+        vectors[name] = shape_vectors(tokens, scenes[name],
+                                      lambda s: tokens_under(cells_under(s, grid, size), grid, k, order))
+    return probe_place((vectors["train"], scenes["train"]), {t: (vectors[t], scenes[t]) for t in ("seen", "heldout")})
+
+
+def places(params, runs: Path, feature_shape: list[int], grid) -> dict:
+    """place -> [one function a replicate (or one for the encoder's places)] from features to vectors."""
+    c = params.shapes.connector
+    k, order = c.merge, c.order
+    out = {"encoder cells": [(lambda x: x, 1, "rows")],
+           "connector input": [(lambda x: merge_patches(x, grid, k, order), k, order)]}
+    for rep in params.replicates:
+        trained = load_connector(model_dir(runs, STAGE1, rep))
+        untrained = new_connector(params, feature_shape, trained.out_dim, run_seeds(params.seed, rep)["init"])
+        out.setdefault("untrained connector", []).append((untrained, k, order))
+        out.setdefault("stage-1 hidden layer", []).append(
+            (lambda x, m=trained: m.mlp[1](m.mlp[0](merge_patches(x, grid, k, order))), k, order))
+        out.setdefault("stage-1 output", []).append((trained, k, order))
+        if trained.positions is not None:
+            out.setdefault("stage-1 output, no positions", []).append(
+                (lambda x, m=trained: m(x) - m.positions, k, order))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--params", type=Path, default=Path("params.yaml"))
+    ap.add_argument("--data", type=Path, default=Path("data/shapes"))
+    ap.add_argument("--runs", type=Path, default=Path("runs/shapes"))
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    params = load_params(args.params)
+    splits = {n: load_split(n, args.data / "pictures", args.data / "features", params.vision)
+              for n in ("train", "test_seen", "test_heldout")}
+    meta = splits["train"].meta
+    grid, size = tuple(meta["grid"]), params.shapes.data.image_size
+    scenes = {"train": splits["train"].shapes, "seen": splits["test_seen"].shapes,
+              "heldout": held_out_shapes(splits["test_heldout"].shapes, params.shapes.data.held_out)}
+    feats = {"train": splits["train"].feats, "seen": splits["test_seen"].feats, "heldout": splits["test_heldout"].feats}
+    result: dict = {"shapes": {name: sum(len(s) for s in sc) for name, sc in scenes.items()},
+                    "chance": chance_levels({t: scenes[t] for t in ("seen", "heldout")}), "places": {}}
+    for place, fns in places(params, args.runs, meta["output_shape"], grid).items():
+        runs = [probe_at(fn, feats, scenes, grid, size, k, order) for fn, k, order in fns]
+        result["places"][place] = {target: {test: summary([r[target][test] for r in runs])
+                                            for test in ("seen", "heldout")} for target in ("color", "kind")}
+        result["places"][place]["runs"] = len(runs)
+        print(place, {t: result["places"][place][t]["heldout"]["median"] for t in ("color", "kind")}, flush=True)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    write_json(args.out / "metrics" / "shapes" / "probes.json", result)
+    write_json(args.out / "experiment.json", {
+        "name": args.out.name, "command": COMMAND, "commit": commit,
+        "note": "the shapes_probe stage's probe at the places between the encoder and the stage-1 connector's output, "
+                "on the default run's data and stage-1 runs"})
+
+
+if __name__ == "__main__":
+    main()
