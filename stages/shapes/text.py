@@ -2,8 +2,8 @@
 
 Whether each run's language model was left as it was: the digest of its weights and its perplexity on a fixed passage
 of ordinary prose (no picture, so the connector never runs), recorded by the training run before and after it
-trained, against the base model's digest (text_check); the rebuilt run's perplexity beside them. The replies to the no-picture
-prompts. Positions taken by text only, one picture and two pictures. A two-picture question no run trained on
+trained, against the base model's digest (text_check); the rebuilt run's perplexity beside them. The replies to the
+no-picture prompts. Positions taken by text only, one picture and two pictures. A two-picture question no run trained on
 ("Which picture has a triangle, the first or the second?", exactly one has) on pairs of seen-pair test pictures, in
 both orders. What a picture costs in KV cache, merged and unmerged, at the picture's side and twice it. Writes
 metrics/shapes/text.json.
