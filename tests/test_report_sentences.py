@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -330,3 +331,43 @@ def test_two_picture_pairs_short_of_items_say_so_in_one_line(caplog):
     with caplog.at_level("WARNING", logger="frozenbridge.shapes"):
         assert picture_pairs([tri, sq, tri, tri, sq], 2) == [(0, 1), (4, 2)]
     assert not caplog.records
+
+
+def test_a_heatmap_asked_for_more_pictures_than_the_set_holds_says_so(caplog, tmp_path):
+    """onetoken.agreement.shown larger than the test set: one warning line, and the heatmap shows what there is."""
+    import numpy as np
+
+    from frozenbridge.onetoken.summary.figures import alignment_heatmap
+
+    files = []
+    for i in range(3):
+        from PIL import Image
+
+        Image.new("RGB", (8, 8), (40 * i, 0, 0)).save(tmp_path / f"{i}.png")
+        files.append(str(tmp_path / f"{i}.png"))
+    check = {"matched": 0.5, "mismatched": 0.1, "own_nearest": 100.0, "chance": 33.33, "pictures": 3}
+    with caplog.at_level("WARNING", logger="frozenbridge.onetoken"):
+        alignment_heatmap(np.eye(3), ["a", "b", "c"], files, check, "clip", tmp_path / "h.png", 8)
+    assert [r.getMessage() for r in caplog.records] == [
+        "onetoken.agreement.shown=8: the test set holds 3 pictures; showing 3"]
+    assert (tmp_path / "h.png").stat().st_size > 1000
+
+
+def test_the_digits_limits_table_names_the_words_an_lm_cannot_write(tmp_path):
+    """results/digits-limits rendered: one row a setting, and the missing words read from each LM's captions."""
+    import json
+    import shutil
+
+    from frozenbridge.digits.report.tables import limits_results
+
+    root = Path(__file__).resolve().parents[1] / "results" / "digits-limits"
+    lines = limits_results(root)
+    settings = json.loads((root / "limits.json").read_text())["settings"]
+    assert sum(line.startswith(f"| {name} |") for name in settings for line in lines) == len(settings)
+    folder = tmp_path / "digits-limits"
+    shutil.copytree(root, folder)
+    reach = json.loads((folder / "reachable.json").read_text())
+    reach["runs/digits/language"]["captions"][3] = "the digit is thre"  # one more word it cannot write
+    (folder / "reachable.json").write_text(json.dumps(reach))
+    row = next(line for line in limits_results(folder) if line.startswith("| `runs/digits/language`"))
+    assert "| zero, three |" in row

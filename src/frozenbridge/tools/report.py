@@ -149,7 +149,8 @@ def render_results(root: Path) -> str:
              "## The references' claims, judged", "", *verdict_table(root), "",
              "## The shapes study", "", *results]
     for folder in sorted((root / "results").glob("*/")):
-        parts += shapes.experiment_results(folder)
+        parts += digits.limits_results(folder) if (folder / "limits.json").is_file() else \
+            shapes.experiment_results(folder)
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += ["## Time", "", *repro_time(repro)]
     if sweep:

@@ -74,3 +74,49 @@ def before_sentence(before: dict, chance: float, most_common: float | None, clas
     else:
         verdict = ": not yet fluent"
     return f"Before any adapter training {fluent}, {same}; {grounded}{verdict}."
+
+
+WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def limits_results(folder: Path) -> list[str]:
+    """results/digits-limits/ (`python -m frozenbridge.digits.sweeps.limits`, `... .reachable`): the adapter's
+    accuracy with one factor changed at a time, the vector's own ceilings, and which digit words each frozen
+    character LM can be steered to write at all; the sentences follow the numbers."""
+    from frozenbridge.core.summary import read_json_if_present
+
+    exp, limits = read_json_if_present(folder / "experiment.json"), read_json_if_present(folder / "limits.json")
+    if exp is None or limits is None:
+        return []
+    ceiling = limits["ceiling"]
+    out = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; kept "
+           f"in `results/{folder.name}/`). {exp['note'][0].upper()}{exp['note'][1:]}.", "",
+           f"The adapter's test accuracy (8 prefix tokens) per setting, against the classifier's {ceiling:g}:", "",
+           "| setting | factor | LM seed, steps | per replicate | worst / ceiling | zeros right | seconds |",
+           "|---|---|---|---|---:|---|---:|"]
+    for name, s in limits["settings"].items():
+        reps = s["replicates"].values()
+        zeros = ", ".join(f"{r['per_digit']['accuracy'][0]:.2f}" for r in reps)
+        accuracies = ", ".join(f"{r['accuracy']:.3f}" for r in reps)
+        out.append(f"| {name} | {s['factor']} | {s['settings']['lm_seed']}, {s['settings']['lm_steps']} | "
+                   f"{accuracies} | {s['share_of_ceiling_worst']:.1%} | {zeros} | {s['seconds']:g} |")
+    v = limits["vector"]
+    out += ["", f"What the classifier's vector ({v['vector']['width']} wide, {v['vector']['dead_units']} units never "
+            f"active) holds: its head {v['head']['test']:g}, a fresh linear probe {v['linear_probe']['test']:g}, an "
+            f"MLP probe shaped like the adapter's first layer {v['mlp_probe_adapter_shape']['test']:g}."]
+    reach = read_json_if_present(folder / "reachable.json")
+    if reach:
+        out += ["", "Which words each frozen character LM writes from a free prefix fitted per digit (the most any "
+                "adapter could give it):", "", "| LM | words written | missing | P(first letter of \"zero\") |",
+                "|---|---:|---|---:|"]
+        for lm, r in reach.items():
+            missing = [w for w, c in zip(WORDS, r["captions"], strict=True) if not c.endswith(" " + w)]
+            out.append(f"| `{lm}` | {r['words_written']} of 10 | {', '.join(missing) or '—'} | "
+                       f"{r['first_letter_p'][0]:g} |")
+    default = limits["settings"].get("default")
+    if default and reach and "runs/digits/language" in reach:
+        zeros = [r["per_digit"]["accuracy"][0] for r in default["replicates"].values()]
+        out += ["", f"With the LM the committed default trained then, the adapter named zeros right in "
+                f"{', '.join(f'{z:.0%}' for z in zeros)} of the cases, and that LM writes "
+                f"{reach['runs/digits/language']['words_written']} of the 10 words from the free prefixes fitted to it."]
+    return out + [""]

@@ -3,6 +3,7 @@ picture with its own caption), or the reason agreement could not be scored."""
 
 from __future__ import annotations
 
+import logging
 import textwrap
 from pathlib import Path
 
@@ -38,6 +39,9 @@ def alignment_heatmap(matrix: np.ndarray, captions: list[str], files: list[str],
     """The first `shown` pictures (drawn beside their rows) against their captions, with the whole test set's
     numbers in the title."""
     k = min(shown, len(captions))
+    if shown > len(captions):
+        logging.getLogger("frozenbridge.onetoken").warning(
+            "onetoken.agreement.shown=%d: the test set holds %d pictures; showing %d", shown, len(captions), k)
     panel = matrix[:k, :k]
     fig, ax = plt.subplots(figsize=(1.0 * k + 3.2, 0.75 * k + 2.4))
     im = ax.imshow(panel, cmap="Blues")

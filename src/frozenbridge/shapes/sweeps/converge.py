@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import copy
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -101,7 +102,15 @@ def parse_override(text: str) -> tuple[str, object]:
     return key, read_yaml(value)
 
 
+@functools.lru_cache(maxsize=None)
+def _say_short(items: int, held: int) -> None:
+    """One warning line per setting the test set cannot honour (the curve asks many times)."""
+    log.warning("shapes.evaluate.items=%d: the test set holds %d pictures; captioning %d", items, held, held)
+
+
 def caption_accuracy(vlm: VLM, test, items: int, cfg) -> float:
+    if items > len(test.captions):
+        _say_short(items, len(test.captions))
     rows = [test.caption_item(i) for i in range(min(items, len(test.captions)))]
     preds = run_generation(vlm, rows, test.feats, cfg, cfg.caption_tokens, "captions")
     return 100.0 * sum(exact_match(p, r.target) for p, r in zip(preds, rows)) / len(rows)

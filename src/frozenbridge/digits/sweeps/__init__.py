@@ -1,0 +1,1 @@
+"""Measurement sweeps of the digits study, run on demand (no stage runs them)."""
