@@ -168,7 +168,12 @@ def _classes(chance: dict, test: str) -> str:
                         for t in ("color", "kind") if t in chance)
 
 
-def probes_table(probes: dict) -> list[str]:
+# the places `python -m frozenbridge.shapes.sweeps.probe_places` probes, in the order a picture passes them
+PROBE_PLACES = ("encoder cells", "connector input", "untrained connector", "stage-1 hidden layer", "stage-1 output",
+                "stage-1 output, no positions")
+
+
+def probes_table(probes: dict, source: str = "metrics/shapes/probes.json", order: tuple[str, ...] = ()) -> list[str]:
     """metrics/shapes/probes.json: linear-probe accuracy for color and kind per place, seen vs held-out pairs, and
     each test set's chance as the probe stage computed it from the set (a probes.json without it gets none)."""
     if not probes:
@@ -180,12 +185,12 @@ def probes_table(probes: dict) -> list[str]:
     else:
         note = ("; no chance level: this probes.json does not record what its test sets hold (`dvc repro "
                 "shapes_probe` writes it)")
-    rows = [f"Linear probes (`metrics/shapes/probes.json`): a shape's color and kind read from the mean vector "
+    rows = [f"Linear probes (`{source}`): a shape's color and kind read from the mean vector "
             f"under it; trained on {n['train']} shapes of training pictures, tested on {n['seen']} seen-pair shapes "
             f"and {n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates{note}:", "",
             "| read from | replicates | color: seen | color: held-out | kind: seen | kind: held-out |",
             "|---|---:|---:|---:|---:|---:|"]
-    order = ["encoder", "stage1", *[p for p in probes["places"] if p not in ("encoder", "stage1")]]
+    order = list(order) or ["encoder", "stage1", *[p for p in probes["places"] if p not in ("encoder", "stage1")]]
     for place in (p for p in order if p in probes["places"]):
         p = probes["places"][place]
         label = {"encoder": "encoder output", "stage1": "stage-1 connector"}.get(
@@ -196,6 +201,14 @@ def probes_table(probes: dict) -> list[str]:
         cells = [f"{chance[t][test]['majority']:g}" if t in chance else "—"
                  for t in ("color", "kind") for test in ("seen", "heldout")]
         rows.append("| *chance (the set's most common class)* | — | " + " | ".join(cells) + " |")
+    if len(order) > 2:  # a chain of places: say where held-out color drops most
+        chain = [p for p in order if p in probes["places"]]
+        steps = [(probes["places"][b]["color"]["heldout"]["median"] - probes["places"][a]["color"]["heldout"]["median"],
+                  a, b) for a, b in zip(chain, chain[1:])]
+        drop, a, b = min(steps)
+        rows += ["", f"Along this chain the largest change in a held-out shape's color is from {a} to {b}: {drop:+g} "
+                 "points (medians)." if drop < 0 else "Along this chain a held-out shape's color never gets harder "
+                 "to read."]
     return rows + [""]
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.shapes.data.vocab import SPLITS, TASKS, TESTS
-from frozenbridge.shapes.report.analysis_tables import (_range, capacity_table, image_cost_table, paired_analysis_table,
-                                                        perplexity_table, probes_table, receipts_table, text_table,
-                                                        wrong_answers_table)
+from frozenbridge.shapes.report.analysis_tables import (PROBE_PLACES, _range, capacity_table, image_cost_table,
+                                                        paired_analysis_table, perplexity_table, probes_table,
+                                                        receipts_table, text_table, wrong_answers_table)
 from frozenbridge.shapes.report.reading import reading
 
 
@@ -217,7 +217,8 @@ def experiment_results(folder: Path) -> list[str]:
     if text := read_json_if_present(metrics / "text.json"):
         parts += [*perplexity_table(text), ""]
     if probes := read_json_if_present(metrics / "probes.json"):
-        parts += probes_table(probes)
+        parts += probes_table(probes, f"results/{folder.name}/metrics/shapes/probes.json",
+                              PROBE_PLACES if set(probes["places"]) <= set(PROBE_PLACES) else ())
     return parts
 
 

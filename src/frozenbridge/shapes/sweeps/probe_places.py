@@ -29,11 +29,13 @@ from frozenbridge.shapes.evaluation.probes import (cells_under, chance_levels, h
                                                   shape_vectors, tokens_under)
 from frozenbridge.shapes.params import load_params
 from frozenbridge.shapes.paths import STAGE1, model_dir
+from frozenbridge.shapes.report.analysis_tables import PROBE_PLACES
 from frozenbridge.shapes.summary.replicates import summary
 from frozenbridge.shapes.training.run import new_connector, run_seeds
 from frozenbridge.shapes.training.split_data import load_split
 
 OUT = Path("results/probe-places")
+PLACES = PROBE_PLACES
 COMMAND = "python -m frozenbridge.shapes.sweeps.probe_places"
 
 
