@@ -239,17 +239,23 @@ def test_figures_load_and_fit_the_page(report):
         assert img["right"] <= report["viewport"], f"{img['src']}: overflows the page ({img['right']} px)"
 
 
-def test_the_check_catches_stacked_bars(exe, tmp_path):
-    """Negative control: DVC's stock bar template stacks the conditions of one label into a bar beyond 100%."""
+def scratch_project(tmp_path: Path, *templates: str) -> Path:
+    """An empty git + DVC project with this repository's offline page and the named plot templates."""
     repo = tmp_path / "project"
     repo.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    env_dvc = [sys.executable, "-m", "dvc"]
     for args in (["init", "-q"], ["config", "core.analytics", "false"],
                  ["config", "plots.html_template", "plots/offline.html"]):
-        subprocess.run(env_dvc + args, cwd=repo, check=True, capture_output=True, timeout=120)
+        subprocess.run([sys.executable, "-m", "dvc", *args], cwd=repo, check=True, capture_output=True, timeout=120)
     (repo / ".dvc" / "plots").mkdir(exist_ok=True)
-    shutil.copy(ROOT / ".dvc" / "plots" / "offline.html", repo / ".dvc" / "plots" / "offline.html")
+    for name in templates:
+        shutil.copy(ROOT / ".dvc" / "plots" / name, repo / ".dvc" / "plots" / name)
+    return repo
+
+
+def test_the_check_catches_stacked_bars(exe, tmp_path):
+    """Negative control: DVC's stock bar template stacks the conditions of one label into a bar beyond 100%."""
+    repo = scratch_project(tmp_path, "offline.html")
     (repo / "scores.csv").write_text("label,condition,median\nqa seen count,right,90\nqa seen count,blank,60\n"
                                      "qa seen count,wrong,30\nqa seen count,none,0\n")
     (repo / "dvc.yaml").write_text("plots:\n  - scores:\n      template: bar_horizontal\n      x: median\n"
@@ -261,16 +267,7 @@ def test_the_check_catches_stacked_bars(exe, tmp_path):
 def test_the_check_catches_runs_joined_into_one_line(exe, tmp_path):
     """Negative control: DVC's stock `linear` template ignores the run column and zigzags through every run's points;
     the same CSV (runs interleaved, epochs out of order) through our template draws one line a run and passes."""
-    repo = tmp_path / "project"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    env_dvc = [sys.executable, "-m", "dvc"]
-    for args in (["init", "-q"], ["config", "core.analytics", "false"],
-                 ["config", "plots.html_template", "plots/offline.html"]):
-        subprocess.run(env_dvc + args, cwd=repo, check=True, capture_output=True, timeout=120)
-    (repo / ".dvc" / "plots").mkdir(exist_ok=True)
-    for name in ("offline.html", "accuracy.json"):
-        shutil.copy(ROOT / ".dvc" / "plots" / name, repo / ".dvc" / "plots" / name)
+    repo = scratch_project(tmp_path, "offline.html", "accuracy.json")
     (repo / "accuracy.csv").write_text('run,epoch,accuracy\n"1 tok, rep 0",2,0.5\n"8 tok, rep 0",0,0.1\n'
                                        '"1 tok, rep 0",0,0.1\n"8 tok, rep 0",1,0.7\n"1 tok, rep 0",1,0.3\n'
                                        '"8 tok, rep 0",2,0.9\n')
