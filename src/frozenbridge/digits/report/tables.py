@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frozenbridge.core.summary import read_all
+from frozenbridge.core.summary import read_all, read_json_if_present
 
 # tiny-models-digit-captioning (the reference): its classifier's test accuracy, its 8-token adapter after 24 epochs,
 # and what it says of one prefix token ("barely beat chance", no number given)
@@ -83,8 +83,6 @@ def limits_results(folder: Path) -> list[str]:
     """results/digits-limits/ (`python -m frozenbridge.digits.sweeps.limits`, `... .reachable`): the adapter's
     accuracy with one factor changed at a time, the vector's own ceilings, and which digit words each frozen
     character LM can be steered to write at all; the sentences follow the numbers."""
-    from frozenbridge.core.summary import read_json_if_present
-
     exp, limits = read_json_if_present(folder / "experiment.json"), read_json_if_present(folder / "limits.json")
     if exp is None or limits is None:
         return []
@@ -118,5 +116,6 @@ def limits_results(folder: Path) -> list[str]:
         zeros = [r["per_digit"]["accuracy"][0] for r in default["replicates"].values()]
         out += ["", f"With the LM the committed default trained then, the adapter named zeros right in "
                 f"{', '.join(f'{z:.0%}' for z in zeros)} of the cases, and that LM writes "
-                f"{reach['runs/digits/language']['words_written']} of the 10 words from the free prefixes fitted to it."]
+                f"{reach['runs/digits/language']['words_written']} of the 10 words from the free prefixes fitted "
+                "to it."]
     return out + [""]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable
 
 from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.shapes.report.analysis_tables import _range
 from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 
 ALL_RECIPES = "dvc exp run -S 'shapes.recipes=[caption,qa,caption_qa,caption_qa_lora,caption_qa_mix]'"
@@ -33,10 +34,6 @@ class Sources:
             if data is not None and need(data):
                 return data, f"{label}/{rel}" + (f", from {command}" if command else "")
         return None, ""
-
-
-def _range(d: dict) -> str:
-    return f"{d['median']:g} [{d['min']:g}–{d['max']:g}]"
 
 
 def pair(s: Sources, pair: str, test: str, tasks: tuple[str, ...], command: str = ALL_RECIPES) -> Evidence:

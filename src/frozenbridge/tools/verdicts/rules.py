@@ -3,9 +3,9 @@
 A claim is checked over cells (a recipe and task, a test set, a caption length...), each cell over its replicates.
 A cell's verdict:
 
-- `AtLeast(bound)` / `AtMost(bound)` / `Inside(low, high)` / `Every(what)` (yes or no a run): a cell holds when
-  each of its values (one a replicate, or one pooled over them where the metrics keep no replicate apart) passes,
-  does not hold when none does, and is inconclusive when they disagree.
+- `AtLeast(bound)` / `AtMost(bound)` / `Inside(low, high)` (one `Within` rule) / `Every(what)` (yes or no a run):
+  a cell holds when each of its values (one a replicate, or one pooled over them where the metrics keep no
+  replicate apart) passes, does not hold when none does, and is inconclusive when they disagree.
 - `Ahead(expect)`: a paired comparison (metrics/shapes/paired.json, or per-replicate differences computed the same
   way): holds when the exact interval for the median paired difference lies on the expected side of zero with at
   least 90% coverage (the paired statistics' `supported`), does not hold when it lies on the other side, and is
@@ -55,43 +55,34 @@ def _threshold(cell: Cell, passes) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
-class AtLeast:
-    bound: float
+class Within:
+    """Each value at least `low` and at most `high` (either may be left open)."""
+    low: float | None = None
+    high: float | None = None
     unit: str = ""
 
     @property
     def text(self) -> str:
-        return f"each value at least {_num(self.bound)}{self.unit}"
-
-    def cell(self, cell: Cell) -> tuple[str, str]:
-        return _threshold(cell, lambda v: v >= self.bound)
-
-
-@dataclass(frozen=True)
-class AtMost:
-    bound: float
-    unit: str = ""
-
-    @property
-    def text(self) -> str:
-        return f"each value at most {_num(self.bound)}{self.unit}"
-
-    def cell(self, cell: Cell) -> tuple[str, str]:
-        return _threshold(cell, lambda v: v <= self.bound)
-
-
-@dataclass(frozen=True)
-class Inside:
-    low: float
-    high: float
-    unit: str = ""
-
-    @property
-    def text(self) -> str:
+        if self.high is None:
+            return f"each value at least {_num(self.low)}{self.unit}"
+        if self.low is None:
+            return f"each value at most {_num(self.high)}{self.unit}"
         return f"each value inside [{_num(self.low)}, {_num(self.high)}]{self.unit}"
 
     def cell(self, cell: Cell) -> tuple[str, str]:
-        return _threshold(cell, lambda v: self.low <= v <= self.high)
+        return _threshold(cell, lambda v: (self.low is None or v >= self.low) and (self.high is None or v <= self.high))
+
+
+def AtLeast(bound: float, unit: str = "") -> Within:  # noqa: N802 (reads as the rule it builds)
+    return Within(low=bound, unit=unit)
+
+
+def AtMost(bound: float, unit: str = "") -> Within:  # noqa: N802
+    return Within(high=bound, unit=unit)
+
+
+def Inside(low: float, high: float, unit: str = "") -> Within:  # noqa: N802
+    return Within(low, high, unit)
 
 
 @dataclass(frozen=True)
