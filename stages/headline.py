@@ -1,4 +1,4 @@
-"""Stage headline: the dozen numbers a person compares across experiments, from every study's metrics.
+r"""Stage headline: the dozen numbers a person compares across experiments, from every study's metrics.
 
 Writes metrics/headline.json: per study, the median over replicates of each headline measure (exact captions, the
 questions' gaps, captioning first against questions only, the digits adapter against its classifier, retrieval

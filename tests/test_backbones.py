@@ -122,3 +122,46 @@ def test_vit_and_dinov2_patch_tokens_without_class_or_register_tokens(vision_fam
     pooled = load_vision(str(vision_families / family), "pooled", None)
     assert pooled.output_shape == [32] and torch.equal(
         pooled.encode(pics)[:, 0], enc.model(pixel_values=pixels).pooler_output.float())
+
+
+def _not_causal_lm(path, family: str) -> None:
+    """A tiny T5 (encoder-decoder) or BERT (bidirectional, though transformers loads it as a causal-LM head)."""
+    import transformers
+
+    from frozenbridge.testing.tiny_models import build_tokenizer
+
+    vocab = len(build_tokenizer(path))
+    torch.manual_seed(0)
+    if family == "t5":
+        config = transformers.T5Config(vocab_size=vocab, d_model=32, d_kv=16, d_ff=64, num_layers=1, num_heads=2)
+        transformers.T5ForConditionalGeneration(config).save_pretrained(path)
+    else:
+        config = transformers.BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=1,
+                                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+        transformers.BertForMaskedLM(config).save_pretrained(path)
+
+
+@pytest.mark.parametrize("family, why", [("t5", "is an encoder-decoder, not a causal language model"),
+                                         ("bert", "lets a position see later tokens: it is not causal")],
+                         ids=["t5", "bert"])
+def test_a_model_that_is_not_a_causal_lm_is_refused_in_one_line(tmp_path, family, why):
+    path = tmp_path / family
+    _not_causal_lm(path, family)
+    with pytest.raises(FrozenbridgeError) as info:
+        load_language(str(path))
+    msg = str(info.value)
+    assert msg.startswith(f"language.name = {str(path)!r}: a {family} model {why}; allowed: ") and "\n" not in msg
+    assert "smollm2-135m" in msg and "AutoModelForCausalLM" in msg
+
+
+def test_logits_the_training_head_does_not_reproduce_are_refused(tmp_path, monkeypatch):
+    """Gemma2 soft-caps its final logits: a training head without the cap would train on other logits than the
+    model's, so the load-time check refuses it (and passes with the cap, as every family test loads it)."""
+    from frozenbridge.core.backbones import language
+    from frozenbridge.testing.tiny_models import build_family_lm
+
+    build_family_lm(tmp_path / "gemma2", "gemma2")
+    assert load_language(str(tmp_path / "gemma2")).model.config.final_logit_softcapping == 5.0
+    monkeypatch.setattr(language, "output_logits", lambda model, hidden: model.get_output_embeddings()(hidden))
+    with pytest.raises(FrozenbridgeError, match="a gemma2 model changes its logits past its output layer"):
+        load_language(str(tmp_path / "gemma2"))

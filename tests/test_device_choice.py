@@ -156,3 +156,106 @@ def test_gpus_are_locked_by_uuid_not_by_index(locks, monkeypatch):
     visible = first
     device._held.clear()
     assert device.claim_gpu([7, 5], share=False) is None  # the first run's GPUs are all held
+
+
+@pytest.fixture
+def machine(monkeypatch, locks):
+    """A simulated machine: `machine(cuda=..., mps=...)` says which accelerators it has."""
+    monkeypatch.delenv(device.DEVICE_ENV, raising=False)
+
+    def have(cuda: int = 0, mps: bool = False):
+        monkeypatch.setattr(device.torch.cuda, "is_available", lambda: cuda > 0)
+        monkeypatch.setattr(device.torch.cuda, "device_count", lambda: cuda)
+        monkeypatch.setattr(device.torch.cuda, "device_memory_used", no_nvml)
+        monkeypatch.setattr(device.torch.cuda, "mem_get_info", lambda i: (10 - i, 10))
+        monkeypatch.setattr(device.torch.backends.mps, "is_available", lambda: mps)
+    return have
+
+
+@pytest.mark.parametrize("cuda, mps, chosen", [
+    (1, True, "cuda"),  # CUDA first, even on a machine that also has MPS
+    (2, False, "cuda:0"),  # several GPUs: the freest
+    (0, True, "mps"),  # then Apple's GPU
+    (0, False, "cpu"),  # then the CPU
+])
+def test_auto_takes_cuda_then_apples_gpu_then_the_cpu(machine, cuda, mps, chosen):
+    machine(cuda=cuda, mps=mps)
+    assert device.pick_device("auto") == device.torch.device(chosen)
+    assert device.pick_device("cpu") == device.torch.device("cpu")  # a named device is never second-guessed
+
+
+def test_mps_named_where_there_is_none_is_one_clear_line(machine, monkeypatch):
+    machine(cuda=0, mps=False)
+    with pytest.raises(device.FrozenbridgeError) as info:
+        device.pick_device("mps")
+    assert str(info.value).startswith("params.yaml: device = 'mps': Apple's GPU is not available here")
+    assert "\n" not in str(info.value)
+    monkeypatch.setenv(device.DEVICE_ENV, "mps")
+    with pytest.raises(device.FrozenbridgeError, match="FROZENBRIDGE_DEVICE = 'mps'"):
+        device.pick_device("auto")
+    machine(cuda=0, mps=True)
+    assert device.pick_device("mps") == device.torch.device("mps")
+
+
+def test_data_parallel_processes_are_refused_on_mps(machine):
+    machine(cuda=0, mps=True)
+    with pytest.raises(device.FrozenbridgeError, match="'mps' is not allowed with shapes.train.processes = 2"):
+        device.gpus_for_processes(2, "mps", "shapes.train.processes")
+
+
+@pytest.fixture
+def mac(monkeypatch):
+    """Apple's GPU simulated: `mac(macos=14, matmul=None)` sets the macOS major version and what a bf16 matmul on
+    the GPU does (None: it runs; an exception: it raises that)."""
+    from frozenbridge.core import precision
+
+    def have(macos: int, matmul: Exception | None = None):
+        monkeypatch.setattr(precision.torch.backends.mps, "is_macos_or_newer", lambda major, minor: macos >= major)
+
+        def run(where):
+            assert where == "mps"
+            if matmul is not None:
+                raise matmul
+        monkeypatch.setattr(precision, "_bf16_matmul", run)
+    return have
+
+
+MPS = device.torch.device("mps")
+
+
+def test_mps_precision_is_bf16_on_macos_14_when_the_gpu_runs_it(mac):
+    from frozenbridge.core.precision import bf16_choice, use_bf16
+
+    mac(macos=14)
+    assert bf16_choice("auto", MPS) == (True, "macOS 14 or newer, and this Apple GPU ran a bf16 matmul")
+    assert use_bf16("fp32", MPS) is False  # asked for fp32: fp32
+    mac(macos=13)
+    ok, why = bf16_choice("auto", MPS)
+    assert not ok and "from macOS 14 on" in why
+    mac(macos=15, matmul=TypeError("MPS BFloat16 is only supported on MacOS 14 or newer"))
+    ok, why = bf16_choice("auto", MPS)
+    assert not ok and why.startswith("this Apple GPU refused a bf16 matmul (MPS BFloat16 is only")
+
+
+def test_bf16_asked_for_on_an_mps_that_cannot_is_one_clear_line(mac):
+    from frozenbridge.core.errors import FrozenbridgeError
+    from frozenbridge.core.precision import bf16_choice
+
+    mac(macos=13)
+    with pytest.raises(FrozenbridgeError, match="precision = 'bf16' cannot run on mps: Apple's GPU runs bf16 from"):
+        bf16_choice("bf16", MPS)
+    mac(macos=14)
+    assert bf16_choice("bf16", MPS)[0] is True
+
+
+def test_the_log_says_the_device_the_precision_and_why(mac, caplog, tiny_models, monkeypatch):
+    """The frozen model's set-up line names the precision and the reason auto chose it (on the CPU: this one's)."""
+    import logging
+
+    from frozenbridge.core import frozen, precision
+
+    monkeypatch.setattr(precision, "cpu_has_bf16", lambda: False)
+    with caplog.at_level(logging.INFO, logger="frozenbridge"):
+        frozen.frozen_language(str(tiny_models["qwen2"]), device.torch.device("cpu"), "auto")
+    assert ("device cpu, fp32 for the frozen language model (this CPU has no bf16 instructions (neither "
+            "AVX512-BF16 nor AMX)") in caplog.text

@@ -14,7 +14,7 @@ from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import IGNORE, Item, Packed, Tokens, build, unpack
 from frozenbridge.core.backbones import load_language
-from frozenbridge.testing.tiny_models import LAYERNORM_FAMILIES, build_layernorm_lm
+from frozenbridge.testing.tiny_models import LM_FAMILIES, build_family_lm
 
 CPU = torch.device("cpu")
 QUESTIONS = (("Question: How many shapes are there? Answer:", "two"),
@@ -28,9 +28,9 @@ ROWS = [Packed(0, QUESTIONS), Packed(2, QUESTIONS[1:3]), Packed(3, QUESTIONS[:1]
 @pytest.fixture(scope="module")
 def family_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("families")
-    for family in LAYERNORM_FAMILIES:
-        build_layernorm_lm(root / family, family)
-    return {family: root / family for family in LAYERNORM_FAMILIES}
+    for family in LM_FAMILIES:
+        build_family_lm(root / family, family)
+    return {family: root / family for family in LM_FAMILIES}
 
 
 @pytest.fixture(scope="module")
@@ -65,10 +65,57 @@ def test_default_language_model_packed_equals_unpacked(default_lm):
     assert_packed_equals_unpacked(default_lm)
 
 
-@pytest.mark.parametrize("family", ["qwen2", *LAYERNORM_FAMILIES])
-def test_other_families_packed_equal_unpacked(family, tiny_models, family_dirs):
+# families that cannot take a packed row, and the reason their check logs (BLOOM's ALiBi biases come from the 2D
+# padding mask, not from position ids)
+UNPACKED = {"bloom": "BloomModel computes its positions from the padding mask"}
+
+
+@pytest.mark.parametrize("family", ["qwen2", *LM_FAMILIES])
+def test_other_families_packed_equal_unpacked(family, tiny_models, family_dirs, caplog):
+    """Packed rows give the unpacked loss and gradient (Gemma2's sliding window, 8 positions here, binds: its
+    sliding layers get the window on positions); a family that cannot take them (BLOOM) trains on the same
+    questions unpacked and says why in one line. Either way training's loss is the one the model's own logits give."""
     path = tiny_models["qwen2"] if family == "qwen2" else family_dirs[family]
-    assert_packed_equals_unpacked(load_language(str(path)))
+    lm = load_language(str(path))
+    if family not in UNPACKED:
+        assert_packed_equals_unpacked(lm)
+    else:
+        vlm, feats = vlm_for(lm)
+        with caplog.at_level(logging.INFO, logger="frozenbridge.model"):
+            loss = vlm.loss(ROWS, feats).item()
+        lines = [r.getMessage() for r in caplog.records if "packed question batches" in r.getMessage()]
+        assert vlm.packing is False and len(lines) == 1
+        assert "not with this language model" in lines[0] and UNPACKED[family] in lines[0]
+        assert loss == pytest.approx(vlm._loss(unpack(ROWS), feats, bf16=False).item(), rel=1e-6)
+    assert_loss_is_the_models_own(lm)
+
+
+def test_a_sliding_window_binds_on_positions(family_dirs, caplog, monkeypatch):
+    """Gemma2's window (8 positions) is shorter than a packed row: without the window on positions its sliding
+    layers would see more than each question alone sees, and the check would find the losses differ."""
+    from frozenbridge.bridge.sequence import Batch
+
+    lm = load_language(str(family_dirs["gemma2"]))
+    assert lm.model.config.sliding_window == 8 and "sliding_attention" in lm.model.config.layer_types
+    whole = Batch.attention_4d
+    monkeypatch.setattr(Batch, "attention_4d", lambda self, window=None: whole(self))
+    vlm, feats = vlm_for(lm)
+    with caplog.at_level(logging.INFO, logger="frozenbridge.model"):
+        assert vlm.packs(ROWS, feats) is False
+    assert "differs from its questions' unpacked" in caplog.text
+
+
+def assert_loss_is_the_models_own(lm) -> None:
+    """The loss on targets only (decoder, then output_logits) is the cross-entropy of the full forward's logits."""
+    vlm, feats = vlm_for(lm)
+    items = unpack(ROWS)
+    batch, embeds, mask = vlm.inputs(items, feats, with_target=True, left_pad=False)
+    with torch.no_grad():
+        logits = lm.model(inputs_embeds=embeds, attention_mask=mask, use_cache=False).logits[:, :-1]
+        labels = batch.labels[:, 1:]
+        where = labels != IGNORE
+        expected = torch.nn.functional.cross_entropy(logits[where].float(), labels[where]).item()
+        assert vlm._loss(items, feats, bf16=False).item() == pytest.approx(expected, rel=1e-5)
 
 
 def test_eager_attention_takes_the_additive_mask(tiny_models):

@@ -48,7 +48,7 @@ BAD = [  # (dotted key, value, what the one line says)
     ("shapes.data", {"shapes": [1, 4], "shape_size": [0.5, 0.5]},
      "shapes.data.shapes = [1, 4] is not allowed; expected at most 3"),
     ("shapes.connector.merge", 0, "shapes.connector.merge = 0"),
-    ("device", "tpu", "device = 'tpu' is not allowed; expected auto, cpu, cuda or cuda:N"),
+    ("device", "tpu", "device = 'tpu' is not allowed; expected auto, cpu, cuda, cuda:N or mps"),
     ("device", "cuda:x", "device = 'cuda:x'"),
     ("shapes.connector.order", "diagonal",
      "shapes.connector.order = 'diagonal' is not allowed; expected one of ['rows'"),

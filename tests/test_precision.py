@@ -4,6 +4,7 @@ hardware."""
 from __future__ import annotations
 
 import copy
+import logging
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from frozenbridge.core.device import DEVICE_ENV, pick_device
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.precision import compile_layers, prepare_frozen
 from frozenbridge.shapes.training.split_data import question_batches
+from frozenbridge.testing.tiny_models import LM_FAMILIES, build_family_lm
 
 CPU = torch.device("cpu")
 LOSS_RTOL = 0.02  # bf16 keeps 8 bits of mantissa: on this batch the loss moves 0.9% from fp32 (stated bound: 2%)
@@ -62,35 +64,44 @@ def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
 
 
 @pytest.fixture(scope="module")
-def layernorm_lms(tmp_path_factory):
-    from frozenbridge.testing.tiny_models import LAYERNORM_FAMILIES, build_layernorm_lm
-
-    root = tmp_path_factory.mktemp("layernorm_lms")
-    for family in LAYERNORM_FAMILIES:
-        build_layernorm_lm(root / family, family)
+def family_lms(tmp_path_factory):
+    root = tmp_path_factory.mktemp("family_lms")
+    for family in LM_FAMILIES:
+        build_family_lm(root / family, family)
     return root
 
 
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
-@pytest.mark.parametrize("family", ["qwen2", "gpt2", "opt", "gpt_neox", "phi"])
-def test_language_model_families_train_with_lora_and_evaluate(layernorm_lms, tiny_models, tmp_path, family, bf16):
-    """A tiny random model of each family (RMSNorm Qwen2; LayerNorm GPT-2, OPT, GPT-NeoX, Phi, which under bf16 on
-    CPU used to stop at "mixed dtype (CPU)") through stage 1, the LoRA recipe from it, the saved run rebuilt from
-    its directory, and evaluation with every condition, in fp32 and in bf16."""
+@pytest.mark.parametrize("family", ["qwen2", *LM_FAMILIES])
+def test_language_model_families_train_with_lora_and_evaluate(family_lms, tiny_models, tmp_path, caplog, family,
+                                                              bf16):
+    """A tiny random model of each family through stage 1, the LoRA recipe from it (its packed question rows run
+    packed, or unpacked where the model cannot take them), the saved run rebuilt from its directory, and evaluation
+    with every condition, in fp32 and in bf16. The families: Qwen2 (RoPE, grouped-query attention, RMSNorm); the
+    LayerNorm ones, which under bf16 on CPU used to stop at "mixed dtype (CPU)": GPT-2 (learned absolute
+    positions), OPT (learned positions with an offset), GPT-NeoX (partial rotary), Phi; BLOOM (ALiBi, no position
+    ids: trains unpacked); GPTBigCode (multi-query, learned absolute); XGLM (sinusoidal positions, embeddings scaled
+    by sqrt(width)); Falcon (parallel attention and MLP, multi-query, rotary); Gemma2 (embeddings scaled by
+    sqrt(width), soft-capped attention and final logits, a sliding window that binds on every other layer); Qwen3
+    (RMSNorm on queries and keys)."""
     from frozenbridge.bridge.saved_run import load_run
     from frozenbridge.shapes.evaluation.scoring import evaluate_split
     from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, TrainParams
     from frozenbridge.shapes.training.run import train
 
-    path = str(tiny_models["qwen2"] if family == "qwen2" else layernorm_lms / family)
+    path = str(tiny_models["qwen2"] if family == "qwen2" else family_lms / family)
     lm = load_language(path)
     prepare_frozen(lm.model, CPU, bf16)
     frozen = {k: v.clone() for k, v in lm.model.state_dict().items()}
     data, test = tiny_split(), tiny_split(6, seed=1)
     p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2)))
-    s1 = train(p, None, 0, data, lm, CPU, bf16, tmp_path / "stage1")
-    run = train(p, "caption_qa_lora", 0, data, lm, CPU, bf16, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
+    with caplog.at_level(logging.INFO, logger="frozenbridge.model"):
+        s1 = train(p, None, 0, data, lm, CPU, bf16, tmp_path / "stage1")
+        run = train(p, "caption_qa_lora", 0, data, lm, CPU, bf16, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
     assert np.isfinite(s1["final_loss"]) and np.isfinite(run["final_loss"]) and run["lora_params"] > 0
+    packing = [r.getMessage() for r in caplog.records if r.getMessage().startswith("packed question batches")]
+    ran = "not with this language model" if family == "bloom" else "once a batch row"  # BLOOM: ALiBi
+    assert packing and all(ran in line for line in packing)
     base = {k.replace("base_model.model.", "").replace(".base_layer", ""): v
             for k, v in lm.model.state_dict().items() if "lora_" not in k}
     assert all(torch.equal(base[k], v) for k, v in frozen.items())  # the frozen weights never moved

@@ -142,7 +142,8 @@ def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", help="print JSON instead of lines")
     model = argparse.ArgumentParser(add_help=False)
-    model.add_argument("--device", default="auto", help="auto (CUDA when available), cpu, cuda or cuda:N")
+    model.add_argument("--device", default="auto",
+                       help="auto (CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
     model.add_argument("--max-tokens", type=int, default=28, help="most new tokens a reply (default 28)")
 
     c = sub.add_parser("caption", parents=[common, model], help="a caption for each picture",

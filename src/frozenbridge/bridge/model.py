@@ -11,6 +11,7 @@ questions unpacked, said in the log.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 
 import torch
@@ -19,7 +20,7 @@ from torch import nn
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.greedy import greedy_cached, greedy_recompute, strip_after_eos
 from frozenbridge.bridge.sequence import IGNORE, Batch, Item, Packed, Tokens, build, embed, unpack
-from frozenbridge.core.backbones.language import LanguageModel
+from frozenbridge.core.backbones.language import LanguageModel, output_logits
 from frozenbridge.core.precision import autocast
 
 log = logging.getLogger("frozenbridge.model")
@@ -65,11 +66,26 @@ class VLM(nn.Module):
         labels = batch.labels[:, 1:].to(self.device)  # position t predicts token t + 1
         where = labels != IGNORE
         with autocast(self.device, bf16):
-            logits = model.get_output_embeddings()(hidden[:, :-1][where])
+            logits = output_logits(model, hidden[:, :-1][where])
         return nn.functional.cross_entropy(logits.float(), labels[where])
 
-    def packed_mask(self, batch: Batch) -> torch.Tensor:
-        allowed = batch.attention_4d().to(self.device)
+    def packed_mask(self, batch: Batch) -> torch.Tensor | dict[str, torch.Tensor]:
+        """The packed rows' 4D mask, in the form the attention implementation reads. A sliding-window model's
+        sliding layers get the window on positions (each question's keys within the window it has alone): the one
+        mask when every layer slides (Mistral), else one per layer type, as transformers' own masks (Gemma2)."""
+        config = self.lm.model.config
+        window = getattr(config, "sliding_window", None)
+        types = set(getattr(config, "layer_types", None) or ["sliding_attention"])
+        if not isinstance(window, int) or "sliding_attention" not in types:
+            return self._mask_form(batch.attention_4d())
+        windowed = self._mask_form(batch.attention_4d(window))
+        if types == {"sliding_attention"}:
+            return windowed
+        return {kind: windowed if kind == "sliding_attention" else self._mask_form(batch.attention_4d())
+                for kind in types}
+
+    def _mask_form(self, allowed: torch.Tensor) -> torch.Tensor:
+        allowed = allowed.to(self.device)
         if MASKS.get(self.attention_implementation()) == "bool":
             return allowed
         return torch.zeros(allowed.shape, device=self.device).masked_fill(~allowed, torch.finfo(torch.float32).min)
@@ -95,10 +111,15 @@ class VLM(nn.Module):
         impl = self.attention_implementation()
         if impl not in MASKS:
             return False, f"attention implementation {impl!r} does not read a custom 4D mask"
+        decoder = self.lm.model.get_decoder()
+        if getattr(self.lm.model.config, "alibi", None) is True or (
+                "position_ids" not in inspect.signature(decoder.forward).parameters):
+            return False, (f"{type(decoder).__name__} computes its positions from the padding mask, not from position "
+                           f"ids (ALiBi: BLOOM, MPT, Falcon with alibi)")
         try:
             with fp32_for_a_while(self.lm.model):
                 packed, alone = (float(self._loss(r, feats, bf16=False)) for r in (rows, unpack(rows)))
-        except (TypeError, ValueError, RuntimeError, IndexError) as e:
+        except (TypeError, ValueError, RuntimeError, IndexError, AttributeError, KeyError) as e:
             return False, f"the packed forward failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}"
         if abs(packed - alone) > 1e-4 * max(1.0, abs(alone)):
             return False, f"a packed row's loss {packed:.6f} differs from its questions' unpacked {alone:.6f}"

@@ -99,14 +99,18 @@ class Batch:
     positions: torch.Tensor | None = None  # (B, L) position ids, only when a row is packed
     segments: torch.Tensor | None = None  # (B, L) 0 = shared context (the picture), k = the row's k-th question
 
-    def attention_4d(self) -> torch.Tensor:
+    def attention_4d(self, window: int | None = None) -> torch.Tensor:
         """(B, 1, L, L) True where query i may see key j: causal, within the row, and a question sees only the
-        shared context and itself. Padding positions see themselves only (no row of the mask is empty)."""
+        shared context and itself; with a sliding `window`, only keys fewer than `window` positions before the
+        query's (positions, not columns: what the question alone sees). Padding positions see themselves only (no
+        row of the mask is empty)."""
         seg, valid = self.segments, self.attention_mask.bool()
         n = seg.shape[1]
         causal = torch.ones(n, n, dtype=torch.bool).tril()
         same = (seg[:, None, :] == 0) | (seg[:, None, :] == seg[:, :, None])
         allowed = causal & same & valid[:, None, :] & valid[:, :, None]
+        if window is not None:
+            allowed &= (self.positions[:, :, None] - self.positions[:, None, :]) < window
         return (allowed | torch.eye(n, dtype=torch.bool)).unsqueeze(1)
 
 

@@ -3,6 +3,7 @@ implementation for every study, for the pipeline and for the convergence sweep a
 
 from __future__ import annotations
 
+import logging
 from typing import Callable, Iterator
 
 import torch
@@ -10,7 +11,11 @@ from tqdm import tqdm
 
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.forecast import StepClock, forecast_line
+from frozenbridge.core.precision import describe
 from frozenbridge.core.schedule import lr_factor
+
+log = logging.getLogger("frozenbridge.train")
 
 
 def training_step(vlm: VLM, items: list, feats: torch.Tensor, optimizer: torch.optim.Optimizer) -> torch.Tensor:
@@ -25,13 +30,16 @@ def training_step(vlm: VLM, items: list, feats: torch.Tensor, optimizer: torch.o
 def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimizer: torch.optim.Optimizer,
                 steps: int, name: str, desc: str | None = None, done: int = 0,
                 schedule: tuple[str, float] = ("constant", 0.0), schedule_steps: int | None = None, first_step: int = 0,
-                after_step: Callable[[int, float], bool | None] | None = None) -> None:
+                after_step: Callable[[int, float], bool | None] | None = None,
+                more: tuple[str, int] | None = None) -> None:
     """Steps `done`..`steps` (`done` > 0 when resuming), the learning rate following `schedule` over
     `schedule_steps` (default `steps`). `after_step(n, loss)` runs after step n and ends the loop when it returns
     True. A loss that is not finite stops with a clear error naming the run (`name`) and the step (counted from
-    `first_step`); `desc` labels the progress bar."""
+    `first_step`); `desc` labels the progress bar. After its first few steps the loop logs one line: device,
+    precision, step time and the time its steps take (and `more` = (what, steps) at that step time)."""
     for group in optimizer.param_groups:
         group.setdefault("base_lr", group["lr"])
+    clock = StepClock(steps - done)
     for step in tqdm(range(done, steps), desc=desc or name, unit="step", initial=done, total=steps):
         for group in optimizer.param_groups:
             group["lr"] = group["base_lr"] * lr_factor(step, schedule_steps or steps, *schedule)
@@ -39,5 +47,8 @@ def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimize
         if not torch.isfinite(loss):
             raise FrozenbridgeError(f"{name}: loss is {loss.item()} at step {first_step + step + 1}; stopped, no "
                                     "metrics written (lower the learning rate or check the features)")
+        step_seconds = clock.lap()
+        if step_seconds is not None:
+            log.info("%s", forecast_line(name, vlm.device, describe(vlm.bf16), step_seconds, steps - done, more))
         if after_step is not None and after_step(step + 1, float(loss.item())):
             return

@@ -200,13 +200,13 @@ def integer_list(minimum: int, example: str, distinct: bool = False) -> Check:
 
 
 def valid_device_name(name: str) -> bool:
-    return name in ("auto", "cpu", "cuda") or (name.startswith("cuda:") and name[5:].isdigit())
+    return name in ("auto", "cpu", "cuda", "mps") or (name.startswith("cuda:") and name[5:].isdigit())
 
 
 def device() -> Check:
     def check(value, key):
         if not isinstance(value, str) or not valid_device_name(value):
-            raise fail(key, value, "auto, cpu, cuda or cuda:N")
+            raise fail(key, value, "auto, cpu, cuda, cuda:N or mps")
         return value
     return check
 

@@ -1,4 +1,5 @@
-"""Which device a stage runs on: params.yaml `device`, else $FROZENBRIDGE_DEVICE, else CUDA when available.
+"""Which device a stage runs on: params.yaml `device`, else $FROZENBRIDGE_DEVICE, else CUDA when available, else
+Apple's GPU (MPS) when available, else the CPU.
 
 With several GPUs, `auto` spreads the processes that start at the same time (DVC queue workers, `dvc queue start
 -j 4` on a 4-GPU box): each takes the GPU with the most free memory that no other frozenbridge process holds, and
@@ -35,23 +36,36 @@ def _named(requested: str | None) -> tuple[str, str | None]:
     return "params.yaml: device", None
 
 
+def mps_available() -> bool:
+    """Whether Apple's GPU can run here: a torch built with MPS, on macOS 12.3 or newer, on a Mac with Metal."""
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps and mps.is_available())
+
+
 def wants_cuda(requested: str | None = None) -> bool:
     """Whether pick_device(requested) would give a CUDA device (without choosing one)."""
     name = _named(requested)[1]
     return name.startswith("cuda") if name else torch.cuda.is_available()
 
 
+def auto_device() -> str:
+    """`auto`'s choice: CUDA (the freest GPU when there are several), then Apple's GPU, then the CPU."""
+    if torch.cuda.is_available():
+        return "cuda" if torch.cuda.device_count() == 1 else f"cuda:{claim_gpu(free_memory())}"
+    return "mps" if mps_available() else "cpu"
+
+
 def pick_device(requested: str | None = None) -> torch.device:
-    """The param (params.yaml `device`) unless it is `auto`, else $FROZENBRIDGE_DEVICE, else CUDA when available,
-    else CPU."""
+    """The param (params.yaml `device`) unless it is `auto`, else $FROZENBRIDGE_DEVICE, else `auto_device()`."""
     source, name = _named(requested)
     if name is None:
-        name = "cpu"
-        if torch.cuda.is_available():
-            count = torch.cuda.device_count()
-            name = "cuda" if count == 1 else f"cuda:{claim_gpu(free_memory())}"
+        name = auto_device()
     if name == "auto" or not valid_device_name(name):
-        raise FrozenbridgeError(f"{source} = {name!r} is not allowed; expected auto, cpu, cuda or cuda:N")
+        raise FrozenbridgeError(f"{source} = {name!r} is not allowed; expected auto, cpu, cuda, cuda:N or mps")
+    if name == "mps" and not mps_available():
+        raise FrozenbridgeError(f"{source} = 'mps': Apple's GPU is not available here (it needs a Mac with Apple "
+                                "silicon or a Metal GPU, macOS 12.3 or newer and a torch built with MPS); use cpu "
+                                "or auto")
     if name.startswith("cuda"):
         if not torch.cuda.is_available():
             raise FrozenbridgeError(f"{source} = {name!r}: no CUDA device is available here; use cpu or auto")
@@ -66,9 +80,12 @@ def gpus_for_processes(processes: int, requested: str | None = None, key: str = 
     """Whether the `processes` processes of a data-parallel run go on GPUs, one each (checked before they start):
     a device naming one GPU (params.yaml or $FROZENBRIDGE_DEVICE), or fewer GPUs than processes, is refused. `key` is
     the params key that asked for the processes, for the error line."""
+    source, name = _named(requested)
+    if name == "mps":
+        raise FrozenbridgeError(f"{source} = 'mps' is not allowed with {key} = {processes}: data-parallel processes "
+                                f"run on CUDA GPUs (one each) or CPU cores; lower {key} to 1 or set device: cpu")
     if not wants_cuda(requested):
         return False
-    source, name = _named(requested)
     if name and ":" in name:
         raise FrozenbridgeError(f"{source} = {name!r} is not allowed with {key} = {processes}; expected "
                                 f"auto or cuda: each process takes a GPU of its own, and {name} would put them all "

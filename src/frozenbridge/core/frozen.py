@@ -8,7 +8,7 @@ import logging
 import torch
 
 from frozenbridge.core.backbones import LanguageModel, load_language
-from frozenbridge.core.precision import describe, prepare_frozen, use_bf16
+from frozenbridge.core.precision import bf16_choice, describe, prepare_frozen
 
 log = logging.getLogger("frozenbridge")
 
@@ -16,8 +16,8 @@ log = logging.getLogger("frozenbridge")
 def frozen_language(name: str, device: torch.device, precision: str = "auto") -> tuple[LanguageModel, bool]:
     """(the language model called `name`, frozen and moved to `device`; whether it runs in bf16), `precision` being
     a params value (auto, bf16, fp32)."""
-    bf16 = use_bf16(precision, device)
+    bf16, why = bf16_choice(precision, device)
     lm = load_language(name)
     prepare_frozen(lm.model, device, bf16)
-    log.info("device %s, %s for the frozen language model", device, describe(bf16))
+    log.info("device %s, %s for the frozen language model (%s)", device, describe(bf16), why)
     return lm, bf16

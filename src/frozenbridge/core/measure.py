@@ -93,6 +93,8 @@ def machine(device: torch.device, quick: bool) -> dict:
 
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
+    elif device.type == "mps":
+        name = f"Apple GPU ({torch.backends.mps.get_name()}, macOS {platform.mac_ver()[0]})"
     else:
         name = f"CPU, {os.cpu_count()} cores, {platform.machine()}, bf16 {'yes' if cpu_has_bf16() else 'no'}"
     return {"device": name, "torch": torch.__version__, "mode": "quick" if quick else "full",

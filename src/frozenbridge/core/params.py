@@ -42,7 +42,8 @@ class VisionParams:
 @dataclass(frozen=True)
 class LanguageParams:
     """The frozen language model (the shapes, retrieval and one-token studies)."""
-    name: str = field("smollm2-135m", text("'smollm2-135m', a Hugging Face model id or a local directory"))
+    name: str = field("smollm2-135m", text("'smollm2-135m', a Hugging Face model id, a local directory, or a .gguf "
+                                           "file (or a directory holding one)"))
 
 
 class StudyParams:
@@ -62,7 +63,7 @@ class StudyParams:
 class SharedParams(StudyParams):
     """The top-level keys every study reads; a study's Params extends this (or BackboneParams) with its section."""
     seed: int = field(0, integer(0))  # the base of every training seed (a study's data has its own)
-    # auto ($FROZENBRIDGE_DEVICE if set, else CUDA when available, else CPU), cpu, cuda or cuda:N
+    # auto ($FROZENBRIDGE_DEVICE if set, else CUDA, else Apple's GPU (MPS), else CPU), cpu, cuda, cuda:N or mps
     device: str = field("auto", device())
     # the paired replicates every study runs (a run's seed derives from `seed` and its replicate)
     replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))

@@ -2,12 +2,12 @@
 
 bf16 here means a persistent bf16 copy of the frozen weights (they never change, so there is no fp32 master copy
 to keep) run under autocast. Autocast alone re-casts every frozen weight on every forward pass and keeps the copies
-for backward; casting once makes a training step about 1.2x faster again on a 2-core CPU (`python -m
-frozenbridge.tools.bench`). The residual stream (input embeddings, image tokens) stays fp32, and so do the connector's
-weights, any LoRA adapter and the optimizer: only the frozen model's matmuls run in bf16.
+for backward; casting once is faster (`python -m frozenbridge.tools.bench`, the "bf16 weights" row). The residual
+stream (input embeddings, image tokens) stays fp32, and so do the connector's weights, any LoRA adapter and the
+optimizer: only the frozen model's matmuls run in bf16.
 
-On CPU with bf16, attention runs through the plain matmul path ("eager"): for these short sequences it is faster
-than PyTorch's fused CPU attention, whose backward in bf16 took a fifth of the step.
+On CPU with bf16, attention runs through the plain matmul path ("eager"). Apple's GPU (MPS) takes bf16 from macOS 14
+on (`mps_bf16`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 
 import torch
+
+from frozenbridge.core.errors import FrozenbridgeError
 
 
 def cpu_has_bf16() -> bool:
@@ -25,12 +27,47 @@ def cpu_has_bf16() -> bool:
         return False
 
 
-def use_bf16(precision: str, device: torch.device) -> bool:
+def mps_bf16() -> tuple[bool, str]:
+    """(whether Apple's GPU runs bf16 here, why): MPS has bf16 from macOS 14 (Sonoma) on, and this checks it on the
+    device itself with one small bf16 matmul, so an OS or chip that refuses it is caught here, not mid-run. (On M1
+    and M2 Metal emulates bf16: it works, it is not faster; `precision: fp32` is the choice there.)"""
+    if not torch.backends.mps.is_macos_or_newer(14, 0):
+        return False, "Apple's GPU runs bf16 from macOS 14 on, and this Mac runs an older macOS"
+    try:
+        _bf16_matmul("mps")
+    except (RuntimeError, TypeError) as err:
+        return False, f"this Apple GPU refused a bf16 matmul ({str(err).strip().splitlines()[0][:120]})"
+    return True, "macOS 14 or newer, and this Apple GPU ran a bf16 matmul"
+
+
+def _bf16_matmul(device: str) -> None:
+    x = torch.ones(2, 2, device=device, dtype=torch.bfloat16)
+    (x @ x).cpu()
+
+
+def bf16_choice(precision: str, device: torch.device) -> tuple[bool, str]:
+    """(bf16 or not, why) for a params value `precision` (auto, bf16, fp32) on `device`: auto takes bf16 where the
+    hardware has it (a CUDA GPU that supports it, a CPU with AVX512-BF16 or AMX, Apple's GPU on macOS 14+)."""
     if precision == "fp32":
-        return False
+        return False, "precision: fp32 asks for it"
+    if device.type == "mps":
+        ok, why = mps_bf16()
+        if precision == "bf16" and not ok:
+            raise FrozenbridgeError(f"precision = 'bf16' cannot run on mps: {why}; use auto or fp32")
+        return ok, f"precision: bf16 asks for it ({why})" if precision == "bf16" else why
     if precision == "bf16":
-        return True
-    return torch.cuda.is_bf16_supported() if device.type == "cuda" else cpu_has_bf16()
+        return True, "precision: bf16 asks for it"
+    if device.type == "cuda":
+        ok = torch.cuda.is_bf16_supported()
+        return ok, "this GPU supports bf16" if ok else "this GPU has no bf16"
+    if cpu_has_bf16():
+        return True, "this CPU has bf16 instructions (AVX512-BF16 or AMX)"
+    return False, ("this CPU has no bf16 instructions (neither AVX512-BF16 nor AMX), so the frozen model runs in "
+                   "fp32, several times slower")
+
+
+def use_bf16(precision: str, device: torch.device) -> bool:
+    return bf16_choice(precision, device)[0]
 
 
 def prepare_frozen(model: torch.nn.Module, device: torch.device, bf16: bool) -> torch.nn.Module:
@@ -53,7 +90,8 @@ def compile_layers(model: torch.nn.Module) -> int:
     """torch.compile (inductor) each decoder layer in place, shapes dynamic; returns how many. Compiling layer by
     layer fuses the norms, activations and casts between the matmuls at a fraction of a whole-model compile's time.
     The first step pays the compile (the benchmark's rows give both sides)."""
-    layers = getattr(model.get_decoder(), "layers", [])
+    decoder = model.get_decoder()
+    layers = getattr(decoder, "layers", None) or getattr(decoder, "h", [])  # Llama-likes; GPT-2, BLOOM, Falcon
     for layer in layers:
         layer.compile(dynamic=True)
     return len(layers)

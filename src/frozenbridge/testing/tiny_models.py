@@ -1,6 +1,8 @@
 """Test builders: tiny random-weight backbones saved with save_pretrained: a CLIP, a SigLIP and a Qwen2-style LM with
-a tokenizer (and, for the family tests, ViT, DINOv2 with and without registers, and LayerNorm LMs: GPT-2, OPT,
-GPT-NeoX, Phi).
+a tokenizer (and, for the family tests, ViT, DINOv2 with and without registers, the feature-map models ResNet,
+RegNet, ConvNeXt (V1, V2) and MobileNetV2, and the LMs of LM_FAMILIES: LayerNorm GPT-2, OPT, GPT-NeoX, Phi;
+ALiBi BLOOM, multi-query GPTBigCode, sinusoidal XGLM, parallel-attention Falcon, soft-capped sliding-window
+Gemma2, query/key-normed Qwen3).
 
 They load through exactly the code path a hub id or local directory takes, so the whole pipeline can be exercised
 in seconds with no download: `python -m frozenbridge.testing.tiny_models DIR` writes DIR/{clip,siglip,qwen2}.
@@ -59,14 +61,24 @@ def build_qwen2(path: Path, hidden: int = 64) -> None:
     Qwen2ForCausalLM(config).save_pretrained(path)
 
 
-def _layernorm_config(family: str, vocab: int, tokenizer):
-    """A 2-layer, 32-wide config of a LayerNorm causal-LM family (GPT-2, OPT, GPT-NeoX/Pythia, Phi)."""
+def _family_config(family: str, vocab: int, tokenizer):
+    """A 2-layer, 32-wide config of a causal-LM family: LayerNorm (GPT-2, OPT, GPT-NeoX/Pythia, Phi) or one whose
+    positions or attention differ from Qwen2's RoPE + GQA (see LM_FAMILIES)."""
     import transformers
 
     ids = {"eos_token_id": tokenizer.eos_token_id, "bos_token_id": tokenizer.eos_token_id,
            "pad_token_id": tokenizer.pad_token_id}
     if family == "gpt2":
         return transformers.GPT2Config(vocab_size=vocab, n_embd=32, n_layer=2, n_head=2, n_positions=256, **ids)
+    if family == "gpt_bigcode":  # multi-query attention (one key/value head), learned absolute positions
+        return transformers.GPTBigCodeConfig(vocab_size=vocab, n_embd=32, n_layer=2, n_head=4, n_positions=256,
+                                             multi_query=True, **ids)
+    if family == "bloom":  # ALiBi: no position embeddings, a per-head linear bias computed from the 2D mask
+        return transformers.BloomConfig(vocab_size=vocab, hidden_size=32, n_layer=2, n_head=2, **ids)
+    if family == "xglm":  # fixed sinusoidal positions (offset 2), embeddings scaled by sqrt(d_model)
+        return transformers.XGLMConfig(vocab_size=vocab, d_model=32, num_layers=2, attention_heads=2, ffn_dim=64,
+                                       max_position_embeddings=256, scale_embedding=True,
+                                       decoder_start_token_id=tokenizer.eos_token_id, **ids)
     common = {"vocab_size": vocab, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
               "max_position_embeddings": 256, **ids}
     if family == "opt":
@@ -75,19 +87,37 @@ def _layernorm_config(family: str, vocab: int, tokenizer):
         return transformers.GPTNeoXConfig(intermediate_size=64, **common)
     if family == "phi":
         return transformers.PhiConfig(intermediate_size=64, **common)
-    raise ValueError(f"unknown family {family!r}; expected one of {list(LAYERNORM_FAMILIES)}")
+    if family == "falcon":  # parallel attention and MLP off one LayerNorm, multi-query, rotary
+        return transformers.FalconConfig(multi_query=True, parallel_attn=True, **{**common, "num_attention_heads": 4})
+    if family == "gemma2":  # embeddings scaled by sqrt(hidden), soft-capped attention and final logits, sliding
+        # window on every other layer (8 positions: shorter than a question row, so it binds)
+        return transformers.Gemma2Config(intermediate_size=64, num_key_value_heads=1, head_dim=16,
+                                         query_pre_attn_scalar=16, sliding_window=8, final_logit_softcapping=5.0,
+                                         attn_logit_softcapping=5.0, **common)
+    if family == "qwen3":  # RMSNorm on each head's queries and keys before RoPE
+        return transformers.Qwen3Config(intermediate_size=64, num_key_value_heads=1, head_dim=16,
+                                        tie_word_embeddings=True, **common)
+    raise ValueError(f"unknown family {family!r}; expected one of {list(LM_FAMILIES)}")
 
 
 LAYERNORM_FAMILIES = ("gpt2", "opt", "gpt_neox", "phi")
+# causal-LM families the family tests build besides Qwen2 (tiny_models["qwen2"]): the LayerNorm ones, then ALiBi
+# (BLOOM), multi-query with learned positions (GPTBigCode), sinusoidal positions with scaled embeddings (XGLM),
+# parallel attention with multi-query and rotary (Falcon), scaled embeddings with soft-capping and a sliding window
+# (Gemma2), and query/key norms (Qwen3)
+LM_FAMILIES = (*LAYERNORM_FAMILIES, "bloom", "gpt_bigcode", "xglm", "falcon", "gemma2", "qwen3")
 
 
-def build_layernorm_lm(path: Path, family: str) -> None:
-    """A tiny random causal LM of a LayerNorm family, with the tiny tokenizer (the tests train and decode with it)."""
+def build_family_lm(path: Path, family: str) -> None:
+    """A tiny random causal LM of one of LM_FAMILIES, with the tiny tokenizer (the tests train and decode with it)."""
     from transformers import AutoModelForCausalLM
 
     tokenizer = build_tokenizer(path)
     torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(_layernorm_config(family, len(tokenizer), tokenizer)).save_pretrained(path)
+    AutoModelForCausalLM.from_config(_family_config(family, len(tokenizer), tokenizer)).save_pretrained(path)
+
+
+build_layernorm_lm = build_family_lm  # the name the LayerNorm family tests first used
 
 
 def _vision_cfg(image_size: int, patch: int) -> dict:
@@ -151,8 +181,67 @@ def build_dinov2(path: Path, registers: int = 0, image_size: int = 32, patch: in
                       do_center_crop=True).save_pretrained(path)
 
 
+def _map_processor(size: tuple[int, int]):
+    """ConvNeXt's processor at a square `size` (what ResNet, RegNet and ConvNeXt checkpoints ship: it resizes the
+    short side to size / 0.875 and center-crops), else one that resizes to `size` = (height, width) exactly."""
+    from transformers import ConvNextImageProcessor, ViTImageProcessor
+
+    height, width = size
+    if height == width:
+        return ConvNextImageProcessor(size={"shortest_edge": height})
+    return ViTImageProcessor(size={"height": height, "width": width})
+
+
+def build_resnet(path: Path, size: tuple[int, int] = (32, 32)) -> None:
+    """A two-stage ResNet of basic blocks (8 -> 16 -> 32 channels, stride 8: 32 px make a 4 x 4 map; a (32, 24)
+    `size` a 4 x 3 one). Its pooler_output is an average pool, (batch, 32, 1, 1)."""
+    from transformers import ResNetConfig, ResNetModel
+
+    torch.manual_seed(0)
+    ResNetModel(ResNetConfig(embedding_size=8, hidden_sizes=[16, 32], depths=[1, 1],
+                             layer_type="basic")).save_pretrained(path)
+    _map_processor(size).save_pretrained(path)
+
+
+def build_regnet(path: Path, size: tuple[int, int] = (32, 32)) -> None:
+    """A two-stage RegNet-Y (8 -> 16 -> 32 channels, stride 8, average-pooled like ResNet)."""
+    from transformers import RegNetConfig, RegNetModel
+
+    torch.manual_seed(0)
+    RegNetModel(RegNetConfig(embedding_size=8, hidden_sizes=[16, 32], depths=[1, 1],
+                             groups_width=8)).save_pretrained(path)
+    _map_processor(size).save_pretrained(path)
+
+
+def build_convnext(path: Path, v2: bool = False, size: tuple[int, int] = (32, 32)) -> None:
+    """A two-stage ConvNeXt (V2 with `v2`): a 4 x 4 patch stem, 16 -> 32 channels, stride 8; its pooler_output is
+    the layer-normed mean of the last map, (batch, 32)."""
+    import transformers
+
+    config, model = ((transformers.ConvNextV2Config, transformers.ConvNextV2Model) if v2 else
+                     (transformers.ConvNextConfig, transformers.ConvNextModel))
+    torch.manual_seed(0)
+    model(config(num_stages=2, hidden_sizes=[16, 32], depths=[1, 1])).save_pretrained(path)
+    _map_processor(size).save_pretrained(path)
+
+
+def build_mobilenet_v2(path: Path, image_size: int = 64) -> None:
+    """A MobileNetV2 at depth multiplier 0.35 (a 448-channel head, stride 32: 64 px make a 2 x 2 map; 16 hidden
+    states, one a block) with its own processor."""
+    from transformers import MobileNetV2Config, MobileNetV2ImageProcessor, MobileNetV2Model
+
+    torch.manual_seed(0)
+    MobileNetV2Model(MobileNetV2Config(depth_multiplier=0.35, finegrained_output=False,
+                                       image_size=image_size)).save_pretrained(path)
+    MobileNetV2ImageProcessor(size={"shortest_edge": image_size},
+                              crop_size={"height": image_size, "width": image_size}).save_pretrained(path)
+
+
 VISION_FAMILIES = {"clip": build_clip, "siglip": build_siglip, "vit": build_vit, "dinov2": build_dinov2,
-                   "dinov2_with_registers": lambda path: build_dinov2(path, registers=4)}
+                   "dinov2_with_registers": lambda path: build_dinov2(path, registers=4),
+                   # feature-map models: (batch, width, H, W) hidden states, read as an H x W grid
+                   "resnet": build_resnet, "regnet": build_regnet, "convnext": build_convnext,
+                   "convnextv2": lambda path: build_convnext(path, v2=True), "mobilenet_v2": build_mobilenet_v2}
 
 
 def build_all(root: Path) -> dict[str, Path]:

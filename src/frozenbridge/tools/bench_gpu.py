@@ -28,7 +28,8 @@ from frozenbridge.testing.tiny_models import build_tokenizer
 from frozenbridge.tools.bench import caption_items, frozen_copy, generation, pictures, siglip_b16, train_step
 
 QWEN25_05B = dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
-                  num_key_value_heads=2, vocab_size=151936)
+                  num_key_value_heads=2, vocab_size=151936, rope_theta=1e6, rms_norm_eps=1e-6,
+                  max_position_embeddings=32768)  # Qwen/Qwen2.5-0.5B's config.json (tied embeddings below)
 TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
             num_key_value_heads=2, vocab_size=512)
 
@@ -38,7 +39,7 @@ def qwen_sized(sizes: dict, device: torch.device) -> LanguageModel:
 
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer = build_tokenizer(Path(tmp))
-    config = Qwen2Config(**sizes, max_position_embeddings=4096, tie_word_embeddings=True,
+    config = Qwen2Config(**{"max_position_embeddings": 4096, **sizes}, tie_word_embeddings=True,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
     torch.manual_seed(0)
     with torch.device(device):

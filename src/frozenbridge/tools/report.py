@@ -21,6 +21,8 @@ from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.tools.headline import Row, headline_rows
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
+from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
+from frozenbridge.tools.where_it_runs import where_it_runs
 
 START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<!-- headline:end -->"
 RESULTS = Path("docs/results.md")
@@ -160,9 +162,12 @@ def render_results(root: Path) -> str:
                          ("The one-token study", onetoken.onetoken_results(metrics))):
         if study:
             parts += [f"## {title}", "", *study]
-    benches = [p for p in sorted(bench.glob("*.json")) if p.name != "repro.json" and p.name not in shapes.BENCH_FILES]
-    if benches:
+    benches = [p for p in sorted(bench.glob("*.json")) if p.name != "repro.json"
+               and p.name not in shapes.BENCH_FILES and p.name not in WHERE_FILES]
+    if benches or where_it_runs(bench):
         parts += ["## Benchmarks", ""]
+    if where_it_runs(bench):
+        parts += [*where_it_runs(bench), ""]
     for path in benches:
         saved = json.loads(path.read_text())
         parts += [*(gpu_table(saved) if "models" in saved["machine"] else bench_table(saved)), ""]
@@ -178,7 +183,9 @@ def update_readme(readme: Path, root: Path) -> str:
     tail = rest.split(END, 1)[1]
     claims = ["", f"The references' claims, judged one by one on these numbers ({verdict_counts(verdict_rows(root))}): "
               "[the verdict table](docs/results.md#the-references-claims-judged)."]
-    return head + "\n".join([START, *headline_table(root), *claims, *speed_table(root), END]) + tail
+    where = where_it_runs(root / "bench")
+    where = [""] + where if where else []
+    return head + "\n".join([START, *headline_table(root), *claims, *speed_table(root), *where, END]) + tail
 
 
 def main() -> None:

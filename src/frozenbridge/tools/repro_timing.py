@@ -53,6 +53,12 @@ def bf16_path() -> str:
     return " + ".join(found) if found else "none (precision auto runs fp32)"
 
 
+def pick_device_type() -> str:
+    from frozenbridge.core.device import pick_device
+
+    return pick_device("auto").type
+
+
 def benchmark_step(reps: int = 5) -> float:
     """Median seconds of a training step, batch 16 captions at 49 image tokens, the embedded language model."""
     from frozenbridge.bridge.connector import Connector
@@ -132,7 +138,7 @@ def main() -> None:
     training_steps = sum(steps.values())
     out = {"machine": {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "cpu_model": cpu_model(),
                        "bf16_path": bf16_path(), "torch": torch.__version__,
-                       "device": "cuda" if torch.cuda.is_available() else "cpu", "date": time.strftime("%Y-%m-%d")},
+                       "device": pick_device_type(), "date": time.strftime("%Y-%m-%d")},
            "benchmark_step_seconds": round(step, 3), "benchmark_step_after_seconds": round(after, 3),
            "total_seconds": round(total, 1), "stages": stages,
            "categories": {k: round(v, 1) for k, v in by_category.items()},

@@ -5,12 +5,13 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
+import re
 from pathlib import Path
 
 import torch
 
 from frozenbridge.core.atomic import atomic_path
-from frozenbridge.core.backbones.hub import file_digest, freeze, load_pretrained, model_revision
+from frozenbridge.core.backbones.hub import _first_line, file_digest, freeze, load_pretrained, model_revision
 from frozenbridge.core.errors import FrozenbridgeError
 
 log = logging.getLogger("frozenbridge.backbones")
@@ -54,20 +55,102 @@ def smollm2_gguf() -> Path:
 
 
 def smollm2_dir() -> tuple[Path, str]:
-    """A safetensors copy of the embedded SmolLM2 GGUF, made once (about 20 s) and reloaded in well under a second.
+    """A safetensors copy of the embedded SmolLM2 GGUF (Q4_1), made once (about 20 s) under
+    cache_root()/smollm2-135m-<digest> and reloaded in well under a second; (that directory, the file's digest)."""
+    return gguf_dir(smollm2_gguf(), "smollm2-135m", name="smollm2-135m")
 
-    The GGUF is Q4_1; transformers dequantizes it to float32 on load. The copy drops `quantization_config`
-    and is rebuilt from the plain config, so later loads skip the GGUF reader entirely.
+
+GGUF_MAGIC = b"GGUF"
+# what some GGUF files call an architecture that transformers' tables spell otherwise (its reader renames them)
+GGUF_ARCH_ALIASES = {"qwen2moe": "qwen2_moe", "qwen3moe": "qwen3_moe", "gpt-oss": "gpt_oss",
+                     "minimax-m2": "minimax_m2", "t5encoder": "t5"}
+
+
+def gguf_readable_architectures() -> set[str]:
+    """The GGUF architectures this transformers reads: its legacy reader's table and its newer per-arch one."""
+    readable: set[str] = set()
+    try:
+        from transformers.modeling_gguf_pytorch_utils import GGUF_SUPPORTED_ARCHITECTURES
+        readable |= set(GGUF_SUPPORTED_ARCHITECTURES) - {"general", "tokenizer"}
+    except ImportError:
+        pass
+    try:
+        from transformers.integrations.gguf import GGUF_ARCHS
+        readable |= set(GGUF_ARCHS)
+    except (ImportError, AttributeError):
+        pass
+    return readable
+
+
+def _gguf_where(key: str, name: str, gguf: Path) -> str:
+    """`key = 'name'` for a message, and the file when `name` is not that file (a directory, the embedded name)."""
+    named = Path(name).expanduser()
+    return f"{key} = {name!r}" + ("" if named == gguf or named.resolve() == gguf.resolve() else f" ({gguf})")
+
+
+def check_gguf_magic(gguf: Path, where: str) -> None:
+    """One line unless the file starts with GGUF's magic bytes (read before the whole file is hashed)."""
+    with open(gguf, "rb") as f:
+        magic = f.read(4)
+    if magic != GGUF_MAGIC:
+        raise FrozenbridgeError(f"{where}: not a GGUF file (it starts with {magic!r}, not {GGUF_MAGIC!r})")
+
+
+def gguf_architecture(gguf: Path, where: str) -> str:
+    """The GGUF's general.architecture (gguf's GGUFReader), one line unless this transformers can read it."""
+    import transformers
+
+    try:
+        from gguf import GGUFReader
+
+        field = GGUFReader(gguf).fields.get("general.architecture")
+        arch = bytes(field.parts[field.data[0]]).decode() if field is not None else None
+    except Exception as err:  # a truncated or corrupt file: the reader's own message, on one line
+        raise FrozenbridgeError(f"{where}: unreadable GGUF file ({_first_line(err)})") from None
+    if arch is None:
+        raise FrozenbridgeError(f"{where}: the GGUF file names no general.architecture")
+    readable = gguf_readable_architectures()
+    if readable and arch not in readable and GGUF_ARCH_ALIASES.get(arch) not in readable:
+        raise FrozenbridgeError(f"{where}: GGUF architecture {arch!r} cannot be read by transformers "
+                                f"{transformers.__version__}; readable: {', '.join(sorted(readable))}")
+    return arch
+
+
+def gguf_dir(gguf: Path, prefix: str, key: str = "language.name", name: str | None = None) -> tuple[Path, str]:
+    """A safetensors copy of the GGUF file `gguf` and its tokenizer, made once under cache_root()/<prefix>-<digest>
+    (keyed by the file's digest: an edited file gets a fresh copy, and a copy made from the same bytes under another
+    prefix is reused); (that directory, the digest).
+
+    transformers dequantizes the GGUF to float32 on load; the copy drops `quantization_config` and is rebuilt from
+    the plain config, so later loads skip the GGUF reader entirely. The file's magic bytes and architecture are
+    checked before anything is loaded, and a GGUF transformers cannot turn into a model is one line.
     """
-    gguf = smollm2_gguf()
+    where = _gguf_where(key, str(gguf) if name is None else name, gguf)
+    check_gguf_magic(gguf, where)
     digest = file_digest(gguf)
-    target = cache_root() / f"smollm2-135m-{digest}"
+    target = cache_root() / f"{prefix}-{digest}"
     if not (target / "config.json").is_file():
+        # the same bytes under another name (a copy, the embedded file named by its path) reuse their copy
+        same = [d for d in sorted(cache_root().glob(f"*-{digest}")) if (d / "config.json").is_file()]
+        if same:
+            return same[0], digest
+        gguf_architecture(gguf, where)  # before loading: an architecture transformers lacks is one line
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        log.info("converting %s to safetensors once, into %s", gguf.name, target)
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        log.info("dequantizing %s once into %s", gguf.name, target)
+        dequantize = {}
+        try:  # newer transformers may keep GGUF blocks packed (GgufLinear); the copy needs plain tensors
+            from transformers import GgufConfig
+            dequantize["quantization_config"] = GgufConfig(dequantize=True)
+        except (ImportError, TypeError):
+            pass
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
+                                                             **dequantize)
+        except (OSError, ValueError, KeyError, NotImplementedError, RuntimeError) as err:
+            raise FrozenbridgeError(f"{where}: transformers could not load this GGUF as a causal LM "
+                                    f"({_first_line(err)})") from None
         config = quantized.config
         if hasattr(config, "quantization_config"):
             del config.quantization_config
@@ -79,9 +162,39 @@ def smollm2_dir() -> tuple[Path, str]:
     return target, digest
 
 
+def gguf_file(name: str, key: str = "language.name") -> Path | None:
+    """The GGUF file `name` names: a file (a .gguf path; any existing file is taken for one, so a file that is not
+    gets the not-a-GGUF line), or a directory holding exactly one .gguf and no config.json (a save_pretrained
+    directory stays one even beside a .gguf). None when `name` names no GGUF: a hub id or a model directory."""
+    path = Path(name).expanduser()
+    if path.is_file():
+        return path
+    if name.lower().endswith(".gguf"):
+        raise FrozenbridgeError(f"{key} = {name!r}: no such file")
+    if not path.is_dir() or (path / "config.json").is_file():
+        return None
+    ggufs = sorted(p for p in path.iterdir() if p.suffix.lower() == ".gguf" and p.is_file())
+    if len(ggufs) > 1:
+        raise FrozenbridgeError(f"{key} = {name!r}: the directory holds {len(ggufs)} GGUF files "
+                                f"({', '.join(p.name for p in ggufs)}); set {key} to the one to use")
+    return ggufs[0] if ggufs else None
+
+
+def load_gguf(name: str, gguf: Path, key: str = "language.name") -> LanguageModel:
+    """The frozen LM in the GGUF file `gguf` (which `name`, as params.yaml spells it, names): its safetensors copy
+    under cache_root()/gguf-<stem>-<digest>, made once; its name stays `name`, its revision is the file's digest."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", gguf.stem)[:64]
+    path, revision = gguf_dir(gguf, f"gguf-{stem}", key, name)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    return LanguageModel(name, revision, model, tokenizer)
+
+
 def load_language(name: str, key: str = "language.name") -> LanguageModel:
-    """The frozen LM called `name`: embedded, a Hugging Face id, or a local directory. `key` is the params key that
-    named it, for error messages."""
+    """The frozen LM called `name`: embedded, a Hugging Face id, a local directory, or a GGUF (a .gguf file, or a
+    directory holding one; see gguf_file). `key` is the params key that named it, for error messages."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if name == "smollm2-135m":
@@ -89,6 +202,89 @@ def load_language(name: str, key: str = "language.name") -> LanguageModel:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True)
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         return LanguageModel(name, revision, model, tokenizer)
+    gguf = gguf_file(name, key)  # before load_pretrained, which takes any directory for a save_pretrained one
+    if gguf is not None:
+        return load_gguf(name, gguf, key)
     tokenizer = load_pretrained(AutoTokenizer.from_pretrained, name, key)
+    refuse_unless_causal_config(name, key)
     model = load_pretrained(AutoModelForCausalLM.from_pretrained, name, key, dtype=torch.float32)
+    check_causal_lm(model, name, key)
     return LanguageModel(name, model_revision(model, name), model, tokenizer)
+
+
+ALLOWED = ("allowed: the embedded smollm2-135m, or a decoder-only causal LM that transformers loads with "
+           "AutoModelForCausalLM (e.g. qwen2, llama, gpt2, opt, phi, gemma2, bloom)")
+
+
+def not_a_causal_lm(name: str, key: str, family: str, why: str) -> FrozenbridgeError:
+    return FrozenbridgeError(f"{key} = {name!r}: a {family} model {why}; {ALLOWED}")
+
+
+def refuse_unless_causal_config(name: str, key: str) -> None:
+    """One line, before any weight is read, for a model that is not a decoder-only causal LM: an encoder-decoder
+    (T5, BART: their decoder alone is not the model they were trained as) or a family with no causal-LM head."""
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    config = load_pretrained(AutoConfig.from_pretrained, name, key)
+    family = getattr(config, "model_type", None) or type(config).__name__
+    if getattr(config, "is_encoder_decoder", False):
+        raise not_a_causal_lm(name, key, family, "is an encoder-decoder, not a causal language model")
+    if family not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        raise not_a_causal_lm(name, key, family, "has no causal-LM head in transformers (AutoModelForCausalLM)")
+
+
+def output_logits(model: torch.nn.Module, hidden: torch.Tensor) -> torch.Tensor:
+    """The logits the model's own forward computes from its decoder's last hidden state: the output layer, then
+    what its family does after it (Gemma's final soft-capping, Cohere's and Granite's scales, Falcon-H1's
+    multiplier). Training computes them only at target positions through this; `check_causal_lm` refuses a model
+    whose logits it does not reproduce."""
+    config = model.config
+    logits = model.get_output_embeddings()(hidden)
+    if cap := getattr(config, "final_logit_softcapping", None):
+        logits = torch.tanh(logits / cap) * cap
+    if scale := getattr(config, "logit_scale", None):
+        logits = logits * scale
+    if scale := getattr(config, "logits_scaling", None):
+        logits = logits / scale
+    if scale := getattr(config, "lm_head_multiplier", None):
+        logits = logits * scale
+    return logits
+
+
+@torch.no_grad()
+def check_causal_lm(model: torch.nn.Module, name: str, key: str) -> None:
+    """One line for a loaded model the bridge cannot train through, found on 8 random tokens in fp32: a model whose
+    positions see later tokens (BERT as a causal-LM head, bidirectional), whose forward over input embeddings
+    differs from its forward over token ids (it does more to them than its input-embedding table), or whose logits
+    `output_logits` does not reproduce from its decoder's last hidden state."""
+    family = getattr(model.config, "model_type", None) or type(model).__name__
+    table = model.get_input_embeddings()
+    ids = torch.randint(table.num_embeddings, (1, 8), generator=torch.Generator().manual_seed(0))
+    later = ids.clone()
+    later[0, -1] = (ids[0, -1] + 1) % table.num_embeddings
+    device = table.weight.device
+    ids, later = ids.to(device), later.to(device)
+    try:
+        logits = model(input_ids=ids, use_cache=False).logits
+        seen_later = model(input_ids=later, use_cache=False).logits
+        embeds = table(ids).float()
+        from_embeds = model(inputs_embeds=embeds, use_cache=False).logits
+        hidden = model.get_decoder()(inputs_embeds=embeds, use_cache=False).last_hidden_state
+        head = output_logits(model, hidden)
+    except (TypeError, ValueError, RuntimeError, AttributeError, IndexError, KeyError) as err:
+        raise not_a_causal_lm(name, key, family, f"does not run on input embeddings "
+                                                 f"({type(err).__name__}: {_first_line(err)})") from None
+
+    def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return a.shape == b.shape and torch.allclose(a.float(), b.float(), rtol=1e-4,
+                                                     atol=1e-5 * max(1.0, b.abs().max().item()))
+
+    if not same(seen_later[:, :-1], logits[:, :-1]):
+        raise not_a_causal_lm(name, key, family, "lets a position see later tokens: it is not causal")
+    if not same(from_embeds, logits):
+        raise not_a_causal_lm(name, key, family, "computes other logits from its input embeddings than from "
+                                                 "their token ids (it changes the embeddings past its table)")
+    if not same(head, logits):
+        raise not_a_causal_lm(name, key, family, "changes its logits past its output layer in a way frozenbridge "
+                                                 "does not reproduce (training computes them at targets only)")

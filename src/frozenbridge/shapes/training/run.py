@@ -80,17 +80,26 @@ def batches_for(phase: Phase, data: SplitData, seeds: dict, params: Params):
 
 def train_phase(vlm: VLM, data: SplitData, phase: Phase, steps: int, batches, optimizer, history: list,
                 run: str, done: int = 0, after_step=None, schedule: tuple[str, float] = ("constant", 0.0),
-                schedule_steps: int | None = None) -> None:
+                schedule_steps: int | None = None, more: tuple[str, int] | None = None) -> None:
     """Steps `done`..`steps` of one phase (`done` > 0 when resuming), each recorded in `history` as (global step,
     phase, loss); `after_step(n)` runs after step n and stops the phase early when it returns True. The learning
-    rate follows `schedule` over `schedule_steps` (default: the phase's steps)."""
+    rate follows `schedule` over `schedule_steps` (default: the phase's steps); `more` goes to the forecast line
+    (bridge.step.train_steps)."""
     start = len(history) - done  # global step count before this phase
 
     def record(step: int, loss: float) -> bool:
         history.append((start + step, phase.data, loss))
         return after_step is not None and bool(after_step(step))
     train_steps(vlm, batches, data.feats, optimizer, steps, run, f"{run} {phase.data}", done, schedule,
-                schedule_steps, start, record)
+                schedule_steps, start, record, more)
+
+
+def study_steps(params: Params) -> int:
+    """The training steps of every shapes run params.yaml asks for: stage 1 and each recipe, per replicate."""
+    t = params.shapes.train
+    per_replicate = STAGE1_PHASE.n_steps(t) + sum(p.n_steps(t) for r in params.shapes.recipes
+                                                  for p in RECIPES[r].phases)
+    return per_replicate * len(params.replicates)
 
 
 def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict, params: Params, history: list,
@@ -128,7 +137,8 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             if world()[0] == 0 and checkpoints.due(len(history)):  # one process writes
                 checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
         train_phase(vlm, data, phase, phase.n_steps(params.shapes.train), batches, optimizer, history, run, done,
-                    after_step, phase.schedule(params.shapes.train))
+                    after_step, phase.schedule(params.shapes.train),
+                    more=("every shapes training run in params.yaml", study_steps(params)))
     return peft_model
 
 

@@ -1,0 +1,52 @@
+"""The README's and results page's "where it runs" table: the default training's forecast in bf16 and fp32
+(`python -m frozenbridge.tools.forecast`) and the reference's sizes tried here (`python -m
+frozenbridge.tools.bench_reference`), from the JSON those commands wrote into bench/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from frozenbridge.core.forecast import duration
+from frozenbridge.core.summary import read_json_if_present
+
+FORECAST, REFERENCE = "forecast-cpu-2core.json", "reference-cpu-2core.json"
+FILES = (FORECAST, REFERENCE)  # rendered here, not as generic benchmark tables
+
+
+def _forecast_rows(saved: dict) -> list[str]:
+    rows = {r["precision"]: r for r in saved["rows"]}
+    out = []
+    for precision, r in rows.items():
+        what = ("the default shapes training, in fp32: what a CPU without bf16 runs" if r["runs_as"] == "fp32"
+                else f"the default shapes training, {r['runs_as']}")
+        ratio = ""
+        if r["runs_as"] == "fp32" and "auto" in rows and rows["auto"]["runs_as"] != "fp32":
+            ratio = f" ({r['step_seconds'] / rows['auto']['step_seconds']:.1f}× the bf16 step)"
+        command = "tools.forecast" + ("" if precision == "auto" else f" --precision {precision}")
+        out.append(f"| {what} (`{command}`) | {r['step_seconds']:.2f} s{ratio} | its {r['study_steps']:,} steps "
+                   f"about {duration(r['study_seconds'])} |")
+    return out
+
+
+def _reference_row(saved: dict) -> str:
+    study, memory = saved["study"], saved["memory"]
+    step = saved["runs"]["stage1"]["median_step_s"]
+    ref = study["reference_step_s"]["stage1"]
+    return (f"| the reference's sizes: random SigLIP-B/16 + Qwen2.5-0.5B-sized, a stage-1 step "
+            f"(`tools.bench_reference`) | {step:.2f} s (the reference's Mac: {ref:g} s; {step / ref:.2f}×) | the "
+            f"full reference study's training about {duration(study['seconds'])} (with the reference's own step "
+            f"times: {duration(study['reference_seconds'])}); peak memory {memory['peak_rss_mb'] / 1024:.1f} GB |")
+
+
+def where_it_runs(bench: Path) -> list[str]:
+    """The table, or nothing when neither command has written its JSON."""
+    forecast, reference = (read_json_if_present(bench / name) for name in FILES)
+    if forecast is None and reference is None:
+        return []
+    m = (forecast or reference)["machine"]
+    rows = [f"Time a step and what it comes to, measured on {m['device']} ({m['date']}; each row names the "
+            "module of `frozenbridge` that measured it, run with `python -m`):", "",
+            "| what | a training step | comes to |", "|---|---:|---|"]
+    rows += _forecast_rows(forecast) if forecast else []
+    rows += [_reference_row(reference)] if reference else []
+    return rows

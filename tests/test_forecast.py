@@ -1,0 +1,74 @@
+"""Before a run's long part, one log line: device, precision, the measured step time and what the run will take."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+import torch
+from test_train import tiny_split
+
+from frozenbridge.core import forecast
+from frozenbridge.core.backbones import load_language
+from frozenbridge.core.forecast import StepClock, duration, forecast_line
+from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
+from frozenbridge.shapes.training.run import study_steps, train
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """perf_counter advancing by the given gaps (seconds) one call after another: the step times."""
+    def steps(*gaps):
+        t = [0.0]
+        for g in gaps:
+            t.append(t[-1] + g)
+        ticks = iter(t + [t[-1]] * 1000)
+        monkeypatch.setattr(forecast.time, "perf_counter", lambda: next(ticks))
+    return steps
+
+
+def test_the_clock_leaves_out_the_first_step_and_takes_the_median_of_the_next_three(clock):
+    clock(30.0, 2.0, 9.0, 3.0, 1.0, 1.0)  # a slow first step (compiling), then 2, 9, 3: median 3
+    c = StepClock(steps=10)
+    assert [c.lap() for _ in range(6)] == [None, None, None, 3.0, None, None]  # said once, after step 4
+
+
+def test_a_loop_too_short_to_forecast_says_nothing(clock):
+    clock(1.0, 1.0, 1.0, 1.0)
+    c = StepClock(steps=4)
+    assert [c.lap() for _ in range(4)] == [None] * 4
+
+
+@pytest.mark.parametrize("seconds, said", [(40, "40 s"), (89, "89 s"), (600, "10 min"), (5399, "90 min"),
+                                           (5400, "1.5 h"), (4.53 * 1400, "1.8 h")])
+def test_durations_read_as_people_say_them(seconds, said):
+    assert duration(seconds) == said
+
+
+def test_the_line_names_device_precision_step_and_totals():
+    line = forecast_line("stage1/0", "cpu", "fp32", 4.53, 200, ("every shapes training run in params.yaml", 1400))
+    assert line == ("stage1/0: cpu, fp32: 4.53 s a step (median of steps 2-4), so its 200 steps take about 15 min; "
+                    "every shapes training run in params.yaml (1,400 steps) about 1.8 h at this step time")
+
+
+def test_study_steps_count_stage1_and_every_recipe_per_replicate():
+    p = Params(replicates=(0, 1, 2), shapes=ShapesParams(recipes=("caption", "qa", "caption_qa_lora"),
+                                                         train=TrainParams(stage1_steps=200, stage2_steps=150)))
+    assert study_steps(p) == 3 * (200 + 0 + 350 + 150)
+
+
+def test_a_training_run_logs_the_line_once_with_its_own_numbers(tiny_models, tmp_path, caplog):
+    lm = load_language(str(tiny_models["qwen2"]))
+    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=7, stage2_steps=2)))
+    with caplog.at_level(logging.INFO, logger="frozenbridge"):
+        train(p, None, 0, tiny_split(), lm, torch.device("cpu"), False, tmp_path / "s1")
+    lines = [r.getMessage() for r in caplog.records if "s a step (median" in r.getMessage()]
+    assert len(lines) == 1
+    m = re.fullmatch(r"stage1/0: cpu, fp32: ([\d.]+) s a step \(median of steps 2-4\), so its 7 steps take about "
+                     r"(.+); every shapes training run in params.yaml \(([\d,]+) steps\) about (.+) at this step time",
+                     lines[0])
+    assert m, lines[0]
+    step = float(m.group(1))
+    assert int(m.group(3).replace(",", "")) == study_steps(p) == 2 * (7 + 0 + 9 + 2)
+    assert m.group(2) == duration(step * 7) and m.group(4) == duration(step * study_steps(p))
