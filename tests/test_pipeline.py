@@ -1,7 +1,8 @@
 """End to end: the project copied into a fresh git repo, `dvc repro` on a tiny profile, outputs checked.
 
 Every study runs (shapes_data -> shapes_encode -> shapes_stage1 -> shapes_train -> shapes_evaluate ->
-shapes_summarize -> shapes_figures, the digits, retrieval and one-token chains, headline). Also shows that only
+shapes_summarize -> shapes_figures, the digits, retrieval and one-token chains, headline), the language model named
+as a GGUF file (the tiny Qwen2 written as one: every study reads it through `language.name`). Also shows that only
 changed stages rerun (a training knob reruns neither shapes_data nor shapes_encode; a vision knob reruns
 shapes_encode but not shapes_data; a report change reruns nothing), that `dvc exp run -S seed=1` makes a new
 experiment with different metrics, that `dvc plots show` writes a page with no external script, and that every
@@ -25,6 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from frozenbridge.core.backbones.hub import file_digest
 from frozenbridge.core.feature_cache import read_features
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,11 +86,20 @@ def set_params(project: Path, **sections) -> None:
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
 
 
+def tiny_gguf(tiny_models) -> Path:
+    """The tiny Qwen2 as one F32 GGUF file beside it (written once a session): the project's language.name."""
+    from frozenbridge.testing.tiny_gguf import write_gguf
+
+    path = tiny_models["qwen2"].parent / "tiny-qwen2-F32.gguf"
+    return path if path.is_file() else write_gguf(tiny_models["qwen2"], path)
+
+
 def tiny_profile(tiny_models) -> dict:
-    """Tiny local backbones, a handful of pictures, a few steps: the whole chain in about a minute."""
+    """Tiny local backbones (the language model as a GGUF file), a handful of pictures, a few steps: the whole chain
+    in about a minute."""
     return dict(
         vision={"name": str(tiny_models["siglip"]), "layer": None, "batch_size": 5},
-        language={"name": str(tiny_models["qwen2"])},
+        language={"name": str(tiny_gguf(tiny_models))},
         shapes={"recipes": RECIPES,
                 "data": {"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
                 "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2,
@@ -164,6 +175,10 @@ def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
             info = json.loads((run / "model/run.json").read_text())
             assert info["steps"] == (3 if recipe == "caption" else 5) and info["connector_params"] > 0
             assert (info["lora_params"] > 0) == (recipe == "caption_qa_lora")
+            # the saved run names the GGUF as params.yaml does, at its file's digest; evaluation rebuilt it from that
+            language = json.loads((run / "model/config.json").read_text())["language"]
+            gguf = yaml.safe_load((project / "params.yaml").read_text())["language"]["name"]
+            assert language == {"name": gguf, "revision": file_digest(Path(gguf))} and gguf.endswith(".gguf")
             scores = json.loads((run / "scores.json").read_text())["tests"]
             predictions = json.loads((run / "predictions.json").read_text())
             for test in ("seen", "heldout"):
@@ -343,7 +358,7 @@ def test_the_retrieval_study_runs_beside_shapes(project, first_repro):
         assert f"Running stage '{stage}'" in out, stage
     texts = pq.read_table(project / "data/retrieval/texts/lm.parquet")
     lm_meta = read_features(project / "data/retrieval/texts/lm.parquet")[2]
-    assert lm_meta["features"] == "text-mean" and lm_meta["encoder"].endswith("qwen2")
+    assert lm_meta["features"] == "text-mean" and lm_meta["encoder"].endswith("tiny-qwen2-F32.gguf")
     assert "a red circle" in texts.column("text").to_pylist()  # every short phrase is embedded
     tower_meta = read_features(project / "data/retrieval/texts/vision_text.parquet")[2]
     assert tower_meta["encoder"].endswith("siglip") and tower_meta["features"] == "text-tower"
