@@ -13,7 +13,7 @@ FORECAST, REFERENCE = "forecast-cpu-2core.json", "reference-cpu-2core.json"
 FILES = (FORECAST, REFERENCE)  # rendered here, not as generic benchmark tables
 
 
-def _forecast_rows(saved: dict) -> list[str]:
+def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
     rows = {r["precision"]: r for r in saved["rows"]}
     out = []
     for precision, r in rows.items():
@@ -23,8 +23,13 @@ def _forecast_rows(saved: dict) -> list[str]:
         if r["runs_as"] == "fp32" and "auto" in rows and rows["auto"]["runs_as"] != "fp32":
             ratio = f" ({r['step_seconds'] / rows['auto']['step_seconds']:.1f}× the bf16 step)"
         command = "tools.forecast" + ("" if precision == "auto" else f" --precision {precision}")
+        measured = ""
+        ran_bf16 = repro is not None and not repro["machine"].get("bf16_path", "none").startswith("none")
+        if ran_bf16 and r["runs_as"] != "fp32":
+            measured = (f" (the last `dvc repro` spent {duration(repro['training_steps_seconds'])} inside them: "
+                        "question steps run packed and cost less)")
         out.append(f"| {what} (`{command}`) | {r['step_seconds']:.2f} s{ratio} | its {r['study_steps']:,} steps "
-                   f"about {duration(r['study_seconds'])} |")
+                   f"about {duration(r['study_seconds'])}{measured} |")
     return out
 
 
@@ -41,12 +46,13 @@ def _reference_row(saved: dict) -> str:
 def where_it_runs(bench: Path) -> list[str]:
     """The table, or nothing when neither command has written its JSON."""
     forecast, reference = (read_json_if_present(bench / name) for name in FILES)
+    repro = read_json_if_present(bench / "repro.json")
     if forecast is None and reference is None:
         return []
     m = (forecast or reference)["machine"]
     rows = [f"Time a step and what it comes to, measured on {m['device']} ({m['date']}; each row names the "
             "module of `frozenbridge` that measured it, run with `python -m`):", "",
             "| what | a training step | comes to |", "|---|---:|---|"]
-    rows += _forecast_rows(forecast) if forecast else []
+    rows += _forecast_rows(forecast, repro) if forecast else []
     rows += [_reference_row(reference)] if reference else []
     return rows

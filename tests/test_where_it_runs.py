@@ -1,0 +1,47 @@
+"""The "where it runs" table is computed from the JSON the forecast and reference benchmarks wrote."""
+
+from __future__ import annotations
+
+import json
+
+from frozenbridge.tools.where_it_runs import FORECAST, REFERENCE, where_it_runs
+
+MACHINE = {"device": "CPU, 2 cores, x86_64, bf16 yes", "date": "2026-12-02"}
+
+
+def write(bench, name, data):
+    bench.mkdir(exist_ok=True)
+    (bench / name).write_text(json.dumps(data))
+
+
+def forecast(bf16_step: float, fp32_step: float) -> dict:
+    row = {"study_steps": 1400}
+    return {"machine": MACHINE, "rows": [
+        {**row, "precision": "auto", "runs_as": "bf16 weights + autocast", "step_seconds": bf16_step,
+         "study_seconds": bf16_step * 1400},
+        {**row, "precision": "fp32", "runs_as": "fp32", "step_seconds": fp32_step, "study_seconds": fp32_step * 1400}]}
+
+
+def test_nothing_measured_gives_no_table(tmp_path):
+    assert where_it_runs(tmp_path / "bench") == []
+
+
+def test_the_fp32_row_is_its_step_against_the_bf16_one(tmp_path):
+    bench = tmp_path / "bench"
+    write(bench, FORECAST, forecast(1.0, 4.5))
+    rows = where_it_runs(bench)
+    assert "| 4.50 s (4.5× the bf16 step) | its 1,400 steps about 1.8 h |" in rows[-1]
+    assert rows[-2].endswith("| 1.00 s | its 1,400 steps about 23 min |")
+    write(bench, FORECAST, forecast(1.0, 2.0))
+    assert "(2.0× the bf16 step) | its 1,400 steps about 47 min |" in where_it_runs(bench)[-1]
+
+
+def test_the_reference_row_sets_its_step_beside_the_references(tmp_path):
+    bench = tmp_path / "bench"
+    write(bench, REFERENCE, {"machine": MACHINE, "runs": {"stage1": {"median_step_s": 3.06}},
+                             "memory": {"peak_rss_mb": 6144},
+                             "study": {"seconds": 4 * 3600, "reference_seconds": 6188,
+                                       "reference_step_s": {"stage1": 1.02}}})
+    row = where_it_runs(bench)[-1]
+    assert "| 3.06 s (the reference's Mac: 1.02 s; 3.00×) |" in row
+    assert "about 4.0 h (with the reference's own step times: 1.7 h); peak memory 6.0 GB |" in row
