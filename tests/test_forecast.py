@@ -72,3 +72,18 @@ def test_a_training_run_logs_the_line_once_with_its_own_numbers(tiny_models, tmp
     step = float(m.group(1))
     assert int(m.group(3).replace(",", "")) == study_steps(p) == 2 * (7 + 0 + 9 + 2)
     assert m.group(2) == duration(step * 7) and m.group(4) == duration(step * study_steps(p))
+
+
+def test_the_forecast_command_times_stage_one_steps_and_multiplies(tiny_models, tmp_path):
+    """tools.forecast with no data yet: stand-in features, the step measured as a stage measures it, times every
+    shapes step params.yaml asks for."""
+    from frozenbridge.core.params import LanguageParams
+    from frozenbridge.tools.forecast import forecast
+
+    p = Params(language=LanguageParams(name=str(tiny_models["qwen2"])), shapes=ShapesParams(
+        train=TrainParams(batch_size=4, stage1_steps=10, stage2_steps=5)))
+    row = forecast(p, torch.device("cpu"), "fp32", tmp_path / "no-data")
+    assert row["runs_as"] == "fp32" and row["steps_from"] == "stand-in features and one caption"
+    assert row["study_steps"] == study_steps(p) == 2 * (10 + 15 + 5) and row["step_seconds"] > 0
+    # the step is kept to 3 decimals, the total from the unrounded step
+    assert abs(row["study_seconds"] - row["step_seconds"] * row["study_steps"]) <= 0.0005 * row["study_steps"] + 0.05
