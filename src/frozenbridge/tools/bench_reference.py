@@ -52,38 +52,14 @@ from frozenbridge.shapes.training.run import train
 from frozenbridge.shapes.training.split_data import SplitData, pictures_per_batch
 from frozenbridge.tools.bench import siglip_b16
 from frozenbridge.tools.bench_gpu import QWEN25_05B, TINY, qwen_sized
+from frozenbridge.tools.reference_study import FORMULA, FORMULA_TERMS, REFERENCE_STEP_S, derived_study
 
 log = logging.getLogger("frozenbridge.bench_reference")
 
-# The reference's main demo (../shared/reference/shapes-vlm-study.txt): 11 trainings. Stage 1 once at 49 tokens and
-# once at 196 (the merge check, "three times slower"); stage 2's three versions, each at seeds 0, 1, 2.
-REFERENCE_STEP_S = {"stage1": 1.02, "stage1_196": 3.05, "qa": 0.89, "caption_qa": 0.91, "caption_qa_lora": 1.11}
-SCHEDULE = (  # (run, trainings, steps each, the measured step time it takes, scaled by, the reference's step time)
-    ("stage 1, 49 tokens", 1, 400, "stage1", 1.0, "stage1"),
-    ("stage 1, 196 tokens", 1, 400, "stage1", REFERENCE_STEP_S["stage1_196"] / REFERENCE_STEP_S["stage1"],
-     "stage1_196"),
-    ("QA only", 3, 800, "question", 1.0, "qa"),
-    ("Caption -> QA", 3, 400, "question", 1.0, "caption_qa"),
-    ("Caption -> QA + LoRA", 3, 400, "lora", 1.0, "caption_qa_lora"),
-)
-FORMULA = "400 s1 + 400 s1 x 3.05 / 1.02 + 3 x 800 q + 3 x 400 q + 3 x 400 l"
-FORMULA_TERMS = ("s1 = stage 1 step; q = question step (caption_qa; QA only's step is the same kind: 0.89 vs 0.91 s "
-                 "in the reference); l = LoRA step (caption_qa_lora, or q x 1.11 / 0.91 with --no-lora); the 196-token "
-                 "stage 1 is the 49-token step x the reference's own 3.05 / 1.02")
 SIGLIP_KEYS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "patch_size",
                "image_size", "hidden_act", "layer_norm_eps")
 QWEN_KEYS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
              "vocab_size", "tie_word_embeddings", "rms_norm_eps", "hidden_act", "max_position_embeddings")
-
-
-def derived_study(steps: dict[str, float]) -> dict:
-    """The reference study's training time from step times {stage1, question, lora} (seconds a step), term by term
-    beside the reference's own."""
-    terms = [{"run": run, "trainings": n, "steps": k, "step": which, "scale": scale,
-              "seconds": n * k * steps[which] * scale, "reference_seconds": n * k * REFERENCE_STEP_S[ref]}
-             for run, n, k, which, scale, ref in SCHEDULE]
-    return {"formula": FORMULA, "where": FORMULA_TERMS, "terms": terms, "seconds": sum(t["seconds"] for t in terms),
-            "reference_seconds": sum(t["reference_seconds"] for t in terms)}
 
 
 @contextlib.contextmanager
@@ -255,11 +231,10 @@ def report(result: dict) -> str:
              f"image tokens, {'bf16' if result['configs']['train']['bf16'] else 'fp32'}", ""]
     lines.append(f"{'run':<18} {'steps':>5} {'median s/step':>14} {'reference':>10} {'ratio':>7} "
                  f"{'saved for backward MB':>22} {'train() s':>10}")
-    ref = {"stage1": REFERENCE_STEP_S["stage1"], "caption_qa": REFERENCE_STEP_S["caption_qa"],
-           "caption_qa_lora": REFERENCE_STEP_S["caption_qa_lora"]}
-    for name, r in runs.items():
-        lines.append(f"{name:<18} {r['steps']:>5} {r['median_step_s']:>14.3f} {ref[name]:>10.2f} "
-                     f"{r['median_step_s'] / ref[name]:>6.2f}x {r['saved_for_backward_mb']:>22.1f} "
+    for name, r in runs.items():  # the runs are named as the reference's step times are keyed
+        ref = REFERENCE_STEP_S[name]
+        lines.append(f"{name:<18} {r['steps']:>5} {r['median_step_s']:>14.3f} {ref:>10.2f} "
+                     f"{r['median_step_s'] / ref:>6.2f}x {r['saved_for_backward_mb']:>22.1f} "
                      f"{r['train_call_s']:>10.1f}")
     e, ev = result["encode"], result["evaluation"]
     mem = result["memory"]
@@ -291,7 +266,8 @@ def main() -> None:
                     help="skip the caption_qa_lora run; its step is scaled from caption_qa's by the reference's ratio")
     ap.add_argument("--train-pictures", type=int, default=32, help="training pictures to generate and encode")
     ap.add_argument("--test-pictures", type=int, default=8, help="held-back test_seen pictures to evaluate on")
-    ap.add_argument("--device", default=None, help="cpu or cuda (default: $FROZENBRIDGE_DEVICE, else CUDA if present)")
+    ap.add_argument("--device", default=None,
+                    help="cpu, cuda, cuda:N or mps (default: $FROZENBRIDGE_DEVICE, else CUDA, else MPS, else CPU)")
     ap.add_argument("--json", default=None, help="also write everything to this JSON file")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -164,10 +164,11 @@ def render_results(root: Path) -> str:
             parts += [f"## {title}", "", *study]
     benches = [p for p in sorted(bench.glob("*.json")) if p.name != "repro.json"
                and p.name not in shapes.BENCH_FILES and p.name not in WHERE_FILES]
-    if benches or where_it_runs(bench):
+    where = where_it_runs(bench)
+    if benches or where:
         parts += ["## Benchmarks", ""]
-    if where_it_runs(bench):
-        parts += [*where_it_runs(bench), ""]
+    if where:
+        parts += [*where, ""]
     for path in benches:
         saved = json.loads(path.read_text())
         parts += [*(gpu_table(saved) if "models" in saved["machine"] else bench_table(saved)), ""]
