@@ -70,7 +70,7 @@ def test_bad_vision_layer_is_refused(tiny_models):
 
 
 def test_unsupported_vision_family(tiny_models):
-    with pytest.raises(FrozenbridgeError, match="not a vision encoder with patch tokens"):
+    with pytest.raises(FrozenbridgeError, match="is a .qwen2. model that takes input_ids, not pictures"):
         load_vision(name=str(tiny_models["qwen2"]), layer=None)
 
 

@@ -1,8 +1,12 @@
-"""Feature-map vision models (ResNet, RegNet, ConvNeXt V1/V2, MobileNetV2): a (batch, width, H, W) map read row by
-row as an H x W grid, which need not be square, or the model's own pooled vector; through the feature cache,
-training (stage 1 and the LoRA recipe), the saved run and evaluation, in fp32 and in bf16."""
+"""Vision models whose grid is read from their output: feature maps (ResNet, RegNet, ConvNeXt V1/V2, MobileNetV2,
+EfficientNet), a (batch, width, H, W) map read row by row as an H x W grid, which need not be square; token models
+whose stages downsample past the patch grid (Swin, with its own reshaped maps; LeViT, on squares); or the model's
+own pooled vector. Through the feature cache, training (stage 1 and the LoRA recipe), the saved run and evaluation,
+in fp32 and in bf16."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -10,7 +14,6 @@ import torch
 from PIL import Image
 
 from frozenbridge.core.backbones import load_language, load_vision
-from frozenbridge.core.backbones.vision import HFVision
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.feature_cache import check_features, decode_png, encode_images, load_feature_tensor
 from frozenbridge.core.precision import prepare_frozen
@@ -20,20 +23,23 @@ from frozenbridge.shapes.params import DataParams, SplitSizes
 from frozenbridge.shapes.training.split_data import SplitData
 
 CPU = torch.device("cpu")
-FAMILIES = ("resnet", "regnet", "convnext", "convnextv2", "mobilenet_v2")
+FAMILIES = ("resnet", "regnet", "convnext", "convnextv2", "mobilenet_v2")  # feature maps
+UNLISTED = ("efficientnet", "swin", "levit")  # families a list of supported ones once refused
 SIZE = 64  # the shapes pictures' side
 
 
 @pytest.fixture(scope="module")
-def maps(tmp_path_factory):
-    """Each family's tiny model, and a ResNet and a ConvNeXt whose processor makes 32 x 24 pictures (4 x 3 maps)."""
-    from frozenbridge.testing.tiny_models import VISION_FAMILIES, build_convnext, build_resnet
+def models(tmp_path_factory):
+    """Each family's tiny model, a ResNet and a ConvNeXt whose processor makes 32 x 24 pictures (4 x 3 maps), and a
+    Swin on such pictures (stages of 8 x 6, 4 x 3, 2 x 2 tokens)."""
+    from frozenbridge.testing.tiny_models import VISION_FAMILIES, build_convnext, build_resnet, build_swin
 
-    root = tmp_path_factory.mktemp("map-models")
-    for family in FAMILIES:
+    root = tmp_path_factory.mktemp("vision-models")
+    for family in (*FAMILIES, *UNLISTED):
         VISION_FAMILIES[family](root / family)
     build_resnet(root / "resnet_4x3", size=(32, 24))
     build_convnext(root / "convnext_4x3", size=(32, 24))
+    build_swin(root / "swin_4x3", size=(32, 24))
     return root
 
 
@@ -50,8 +56,8 @@ def flat(x: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("family", [*FAMILIES, "resnet_4x3", "convnext_4x3"])
-def test_patches_and_pooled_are_the_models_own_outputs(maps, family):
-    name = str(maps / family)
+def test_patches_and_pooled_are_the_models_own_outputs(models, family):
+    name = str(models / family)
     enc = load_vision(name, "patches", None)
     pics = pictures()
     pixels = enc.preprocess(pics)
@@ -81,9 +87,9 @@ def test_patches_and_pooled_are_the_models_own_outputs(maps, family):
 
 
 @pytest.mark.parametrize("family", ["resnet_4x3", "convnext_4x3"])
-def test_the_grid_is_read_from_the_map_and_need_not_be_square(maps, family):
+def test_the_grid_is_read_from_the_map_and_need_not_be_square(models, family):
     """32 x 24 pictures make a 4 x 3 map (stride 8); token r * 3 + c is the map's column at row r, column c."""
-    enc = load_vision(str(maps / family), "patches", None)
+    enc = load_vision(str(models / family), "patches", None)
     pics = pictures()
     pixels = enc.preprocess(pics)
     assert tuple(pixels.shape[-2:]) == (32, 24)
@@ -95,12 +101,12 @@ def test_the_grid_is_read_from_the_map_and_need_not_be_square(maps, family):
     for r in range(4):
         for c in range(3):
             assert torch.equal(tokens[:, r * 3 + c], fmap[:, :, r, c])
-    assert load_vision(str(maps / family), "patches", 0).grid == (8, 6)  # the stem's map: stride 4
+    assert load_vision(str(models / family), "patches", 0).grid == (8, 6)  # the stem's map: stride 4
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_a_bad_layer_fails_in_one_line_naming_what_is_allowed(maps, family):
-    name = str(maps / family)
+@pytest.mark.parametrize("family", [*FAMILIES, *UNLISTED])
+def test_a_bad_layer_fails_in_one_line_naming_what_is_allowed(models, family):
+    name = str(models / family)
     enc = load_vision(name, "patches", None)
     with torch.no_grad():
         count = len(enc.model(pixel_values=enc.preprocess(pictures(1)), output_hidden_states=True).hidden_states)
@@ -115,12 +121,75 @@ def test_a_bad_layer_fails_in_one_line_naming_what_is_allowed(maps, family):
         load_vision(name, "pooled", 1)
 
 
-def test_a_language_model_is_refused_and_the_message_lists_the_map_families(tiny_models):
+def test_a_language_model_is_refused_in_one_line_saying_it_takes_no_pictures(tiny_models):
+    name = str(tiny_models["qwen2"])
     with pytest.raises(FrozenbridgeError) as info:
-        load_vision(str(tiny_models["qwen2"]), layer=None)
+        load_vision(name, layer=None)
     msg = str(info.value)
-    assert "'qwen2' model, not a vision encoder with patch tokens or a feature map" in msg and "\n" not in msg
-    assert all(family in msg for family in HFVision.MAPS) and set(FAMILIES) == set(HFVision.MAPS)
+    assert msg.startswith(f"vision.name = {name!r} is a 'qwen2' model that takes input_ids, not pictures "
+                          "(pixel_values); allowed: a transformers model that takes pixel_values") and "\n" not in msg
+    assert "feature map (batch, width, H, W)" in msg and "clip, siglip" in msg and "efficientnet-lite0" in msg
+
+
+def test_tokens_on_no_grid_are_refused_in_one_line_naming_their_shape(tmp_path):
+    """ViT-MAE keeps a random quarter of its 16 patches: a class token and 4 patches are no grid of the picture's
+    4 x 4 patches, nor a square."""
+    import transformers
+
+    torch.manual_seed(0)
+    transformers.ViTMAEModel(transformers.ViTMAEConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                                       num_attention_heads=2, image_size=32, patch_size=8)
+                             ).save_pretrained(tmp_path)
+    transformers.ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(tmp_path)
+    with pytest.raises(FrozenbridgeError) as info:
+        load_vision(str(tmp_path), "patches", None)
+    msg = str(info.value)
+    assert msg.startswith(f"vision.name = {str(tmp_path)!r} is a 'vit_mae' model whose last_hidden_state has shape "
+                          "(1, 5, 32), which lies on no grid; allowed: ") and "\n" not in msg
+
+
+def own_grid(out, layer: int | None) -> tuple[tuple[int, int], torch.Tensor]:
+    """The grid the model's own output shows for `layer`, and its tokens: a map's sides, else the sides of its
+    reshaped stage map (Swin's), else a square (LeViT's tokens, none prepended)."""
+    hidden = out.last_hidden_state if layer is None else out.hidden_states[layer]
+    if hidden.dim() == 4:
+        return tuple(hidden.shape[-2:]), flat(hidden)
+    if getattr(out, "reshaped_hidden_states", None) is not None:
+        return tuple(out.reshaped_hidden_states[-1 if layer is None else layer].shape[-2:]), hidden
+    side = math.isqrt(hidden.shape[1])
+    assert side * side == hidden.shape[1]
+    return (side, side), hidden
+
+
+# the last grid and hidden state 1's: EfficientNet's head is 32x down (64 px), Swin's and LeViT's last stages are
+# 2 x 2 tokens where the picture over the patch size is 8 x 8; Swin's middle stage on 32 x 24 pictures is 4 x 3
+GRIDS = {"efficientnet": ((2, 2), (32, 32)), "swin": ((2, 2), (4, 4)), "levit": ((2, 2), (4, 4)),
+         "swin_4x3": ((2, 2), (4, 3))}
+
+
+@pytest.mark.parametrize("family", GRIDS)
+def test_unlisted_families_read_the_grid_and_tokens_of_their_own_output(models, family):
+    name = str(models / family)
+    pics = pictures()
+    enc = load_vision(name, "patches", None)
+    pixels = enc.preprocess(pics)
+    with torch.no_grad():
+        out = enc.model(pixel_values=pixels, output_hidden_states=True)
+    grids = {}
+    for layer in (None, *range(len(out.hidden_states))):  # every layer the model returns
+        enc = load_vision(name, "patches", layer)
+        grid, tokens = own_grid(out, layer)
+        assert enc.grid == grid and enc.output_shape == [*grid, tokens.shape[-1]]
+        assert torch.equal(enc.encode(pics), tokens.float())
+        grids[layer] = grid
+    assert (grids[None], grids[1]) == GRIDS[family]
+    if family.startswith("swin"):  # tokens, but not on the picture's patch grid
+        patch = enc.model.config.patch_size
+        assert out.last_hidden_state.dim() == 3
+        assert grids[None] != (pixels.shape[-2] // patch, pixels.shape[-1] // patch)
+    pooled = load_vision(name, "pooled", None)
+    assert pooled.grid is None and pooled.output_shape == [out.pooler_output.shape[1]]
+    assert torch.equal(pooled.encode(pics), out.pooler_output.flatten(1)[:, None, :].float())
 
 
 def shapes_batches(table, batch: int = 4):
@@ -142,8 +211,8 @@ def encoded_split(enc, path, n: int, seed: int, dtype: str = "float16") -> Split
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
-def test_the_feature_cache_round_trips_a_non_square_grid(maps, tmp_path, dtype):
-    enc = load_vision(str(maps / "resnet_4x3"), "patches", None)
+def test_the_feature_cache_round_trips_a_non_square_grid(models, tmp_path, dtype):
+    enc = load_vision(str(models / "resnet_4x3"), "patches", None)
     data = encoded_split(enc, tmp_path / "f.parquet", 5, 0, dtype)
     assert data.meta["grid"] == [4, 3] and data.meta["output_shape"] == [4, 3, 32] and data.meta["tokens"] == 12
     assert data.feats.shape == (5, 12, 32)
@@ -155,8 +224,8 @@ def test_the_feature_cache_round_trips_a_non_square_grid(maps, tmp_path, dtype):
 
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("features", ["patches", "pooled"])
-@pytest.mark.parametrize("family", [*FAMILIES, "resnet_4x3"])
-def test_map_families_train_with_lora_and_evaluate(maps, tiny_models, tmp_path, family, features, bf16):
+@pytest.mark.parametrize("family", [*FAMILIES, "resnet_4x3", *UNLISTED])
+def test_families_train_with_lora_and_evaluate(models, tiny_models, tmp_path, family, features, bf16):
     """The family test's path with real encoder features: the cache, stage 1, the LoRA recipe from it, the saved
     run rebuilt from its directory (its encoder too), and evaluation with every condition, in fp32 and bf16."""
     from frozenbridge.bridge.saved_run import load_run
@@ -164,7 +233,7 @@ def test_map_families_train_with_lora_and_evaluate(maps, tiny_models, tmp_path, 
     from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, TrainParams
     from frozenbridge.shapes.training.run import train
 
-    enc = load_vision(str(maps / family), features, None)
+    enc = load_vision(str(models / family), features, None)
     data = encoded_split(enc, tmp_path / "train.parquet", 12, 0)
     test = encoded_split(enc, tmp_path / "test.parquet", 6, 1)
     lm = load_language(str(tiny_models["qwen2"]))

@@ -1,8 +1,8 @@
 """Test builders: tiny random-weight backbones saved with save_pretrained: a CLIP, a SigLIP and a Qwen2-style LM with
 a tokenizer (and, for the family tests, ViT, DINOv2 with and without registers, the feature-map models ResNet,
-RegNet, ConvNeXt (V1, V2) and MobileNetV2, and the LMs of LM_FAMILIES: LayerNorm GPT-2, OPT, GPT-NeoX, Phi;
-ALiBi BLOOM, multi-query GPTBigCode, sinusoidal XGLM, parallel-attention Falcon, soft-capped sliding-window
-Gemma2, query/key-normed Qwen3).
+RegNet, ConvNeXt (V1, V2), MobileNetV2 and EfficientNet, the token models Swin and LeViT whose stages downsample,
+and the LMs of LM_FAMILIES: LayerNorm GPT-2, OPT, GPT-NeoX, Phi; ALiBi BLOOM, multi-query GPTBigCode, sinusoidal
+XGLM, parallel-attention Falcon, soft-capped sliding-window Gemma2, query/key-normed Qwen3).
 
 They load through exactly the code path a hub id or local directory takes, so the whole pipeline can be exercised
 in seconds with no download: `python -m frozenbridge.testing.tiny_models DIR` writes DIR/{clip,siglip,qwen2}.
@@ -237,11 +237,52 @@ def build_mobilenet_v2(path: Path, image_size: int = 64) -> None:
                               crop_size={"height": image_size, "width": image_size}).save_pretrained(path)
 
 
+def build_efficientnet(path: Path, image_size: int = 64) -> None:
+    """Transformers' EfficientNet (B0's stages at width 0.1, one block each: a 128-channel head, stride 32: 64 px
+    make a 2 x 2 map; 8 hidden states, the stem's and one a block) with its own processor."""
+    from transformers import EfficientNetConfig, EfficientNetImageProcessor, EfficientNetModel
+
+    torch.manual_seed(0)
+    EfficientNetModel(EfficientNetConfig(image_size=image_size, width_coefficient=0.1, depth_coefficient=0.1,
+                                         hidden_dim=128)).save_pretrained(path)
+    EfficientNetImageProcessor(size={"height": image_size, "width": image_size}).save_pretrained(path)
+
+
+def build_swin(path: Path, size: tuple[int, int] = (32, 32)) -> None:
+    """A three-stage Swin (patch 4, 16 -> 32 -> 64 wide, window 2): token sequences whose stages halve the grid,
+    so 32 px make 8 x 8, 4 x 4, then 2 x 2 tokens (not the picture over the patch size); a (32, 24) `size` makes
+    8 x 6 and 4 x 3 stages. It returns each stage reshaped to a (batch, width, H, W) map too."""
+    from transformers import SwinConfig, SwinModel, ViTImageProcessor
+
+    torch.manual_seed(0)
+    SwinModel(SwinConfig(image_size=max(size), patch_size=4, embed_dim=16, depths=[1, 1, 1], num_heads=[1, 2, 4],
+                         window_size=2)).save_pretrained(path)
+    ViTImageProcessor(size={"height": size[0], "width": size[1]}).save_pretrained(path)
+
+
+def build_levit(path: Path, image_size: int = 128) -> None:
+    """A three-stage LeViT (16 -> 32 -> 48 wide): token sequences with no class token and no reshaped maps whose
+    stages subsample 2x, so 128 px make 8 x 8 tokens (the picture over its patch size 16), then 4 x 4 and 2 x 2
+    (squares only); average-pooled."""
+    from transformers import LevitConfig, LevitImageProcessor, LevitModel
+
+    torch.manual_seed(0)
+    LevitModel(LevitConfig(image_size=image_size, hidden_sizes=[16, 32, 48], num_attention_heads=[1, 2, 3],
+                           depths=[1, 1, 1], key_dim=[8, 8, 8], down_ops=[["Subsample", 8, 1, 4, 2, 2],
+                                                                          ["Subsample", 8, 2, 4, 2, 2]])
+               ).save_pretrained(path)
+    LevitImageProcessor(size={"shortest_edge": image_size * 8 // 7},
+                        crop_size={"height": image_size, "width": image_size}).save_pretrained(path)
+
+
 VISION_FAMILIES = {"clip": build_clip, "siglip": build_siglip, "vit": build_vit, "dinov2": build_dinov2,
                    "dinov2_with_registers": lambda path: build_dinov2(path, registers=4),
                    # feature-map models: (batch, width, H, W) hidden states, read as an H x W grid
                    "resnet": build_resnet, "regnet": build_regnet, "convnext": build_convnext,
-                   "convnextv2": lambda path: build_convnext(path, v2=True), "mobilenet_v2": build_mobilenet_v2}
+                   "convnextv2": lambda path: build_convnext(path, v2=True), "mobilenet_v2": build_mobilenet_v2,
+                   "efficientnet": build_efficientnet,
+                   # token sequences downsampled past the patch grid: Swin's come with their own reshaped maps
+                   "swin": build_swin, "levit": build_levit}
 
 
 def build_all(root: Path) -> dict[str, Path]:

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from frozenbridge.core.backbones.hub import file_digest, freeze, load_pretrained, model_revision
+from frozenbridge.core.backbones.hub import _first_line, file_digest, freeze, load_pretrained, model_revision
 from frozenbridge.core.errors import FrozenbridgeError
 
 EMBEDDED = ("efficientnet-lite0",)
@@ -47,8 +47,8 @@ class VisionEncoder:
         raise NotImplementedError
 
     def forward_with_grid(self, pixels: torch.Tensor) -> tuple[torch.Tensor, tuple[int, int] | None]:
-        """forward, and the (rows, cols) its patch tokens were read from where the encoder knows them (the sides of a
-        feature map, or of the picture over the patch size); None where it does not (then they form a square)."""
+        """forward, and the (rows, cols) its patch tokens were read from where the encoder knows them (read from its
+        output: a feature map's sides, say); None where it does not (then they form a square)."""
         return self.forward(pixels), None
 
     @torch.inference_mode()
@@ -129,70 +129,82 @@ class EfficientNetLite0(VisionEncoder):
 
 
 class HFVision(VisionEncoder):
-    """A transformers vision model from a Hugging Face id or directory, of one of two kinds.
+    """A transformers vision model from a Hugging Face id or directory: any model that takes pixel_values (an
+    image-text checkpoint of CLIP or SigLIP gives its vision tower). Its grid is read from what it returns for a
+    probe picture, not from a list of families, so a family this code has never seen works when its output has one.
 
-    Patch tokens: CLIP and SigLIP (a full image-text checkpoint works: its vision tower is used), ViT, DINOv2 (with
-    or without registers), ... Patches are hidden state `layer` (null = last_hidden_state) without the tokens the
-    model prepends (a class token, register tokens): their number is the sequence length minus the patch grid,
-    whose sides are the processed picture's over the config's patch_size.
+    Patches are hidden state `layer` (null = last_hidden_state; k indexes the hidden states the model returns):
+    - a (batch, width, H, W) feature map (ResNet, ConvNeXt, EfficientNet, ...) is read row by row into H*W tokens
+      on the map's own H x W grid, which need not be square;
+    - a (batch, tokens, width) sequence lies on the grid of the model's own reshaped stage map where it returns
+      them (Swin: its last stage is 32x down, not the picture over its patch_size); else on the processed picture's
+      sides over the config's patch_size when it holds that many tokens (CLIP, SigLIP, ViT, DINOv2), the tokens
+      it prepends (a class token, register tokens) dropped; else on a square (LeViT's downsampled stages).
+    Anything else (a language model, tokens that fit no grid) is refused in one line saying what it takes or
+    returns and what is allowed.
 
-    Feature maps (MAPS: ResNet, RegNet, ConvNeXt, ConvNeXt V2, MobileNetV2): each hidden state is a (width, H, W)
-    map. Patches are map `layer` (null = last_hidden_state, k = hidden_states[k]) read row by row into H*W tokens;
-    the grid is the map's own H x W, which need not be square.
-
-    Pooled: CLIP's projected image embedding, else the model's pooler_output (SigLIP's attention pool, ViT's
-    pooler, DINOv2's normalized class token; the average pool of ResNet, RegNet and MobileNetV2, ConvNeXt's
-    layer-normed mean).
+    Pooled: CLIP's projected image embedding, else the model's pooler_output flattened (SigLIP's attention pool,
+    ViT's pooler, DINOv2's normalized class token, a CNN's average pool).
     """
 
+    TOWERS = {"clip": "clip", "clip_vision_model": "clip", "siglip": "siglip", "siglip_vision_model": "siglip"}
+    reshaped = False  # whether patches lie on the model's own reshaped stage maps, Swin's (set by __init__)
+
     def __init__(self, name: str, features: str, layer: int | None, key: str = "vision"):
-        from transformers import (AutoConfig, AutoImageProcessor, AutoModel, CLIPVisionModel,
+        from transformers import (MODEL_MAPPING, AutoConfig, AutoImageProcessor, CLIPVisionModel,
                                   CLIPVisionModelWithProjection, SiglipVisionModel)
 
         config = load_pretrained(AutoConfig.from_pretrained, name, f"{key}.name")
-        family = config.model_type
-        vision_config = getattr(config, "vision_config", config)
-        self.maps = family in self.MAPS  # ConvNeXt's config has a patch_size too (its stem's), but it makes maps
-        if not self.maps and (getattr(vision_config, "patch_size", None) is None or (
-                vision_config is not config and family not in self.TOWERS)):
-            raise FrozenbridgeError(
-                f"{key}.name = {name!r} is a {family!r} model, not a vision encoder with patch tokens or a feature "
-                f"map; supported: transformers vision models whose config has a patch_size (e.g. "
-                f"{', '.join(self.EXAMPLES)}), feature-map models ({', '.join(self.MAPS)}), image-text checkpoints "
-                f"of {', '.join(sorted(set(self.TOWERS)))}, or the embedded {', '.join(EMBEDDED)}")
-        if features == "pooled" and layer is not None:
-            raise FrozenbridgeError(f"params.yaml: {key}.layer must be null with {key}.features = 'pooled' for "
-                                    f"{family} models (the pooled vector comes from the final layer)")
-        self.is_clip = family.startswith("clip")
+        self.name, self.features, self.layer, self.key = name, features, layer, key
+        self.family = config.model_type
+        tower = self.TOWERS.get(self.family)
+        vision_config = getattr(config, "vision_config", config) if tower else config
+        self.is_clip = tower == "clip"
         if self.is_clip and features == "pooled":
             vision_config.projection_dim = getattr(config, "projection_dim", vision_config.projection_dim)
             cls = CLIPVisionModelWithProjection
         else:
-            cls = {"clip": CLIPVisionModel, "siglip": SiglipVisionModel}.get(self.TOWERS.get(family), AutoModel)
+            cls = {"clip": CLIPVisionModel, "siglip": SiglipVisionModel}.get(tower) or MODEL_MAPPING.get(
+                type(config), None)
+        takes = getattr(cls, "main_input_name", None)
+        if takes != "pixel_values":  # asked of the model class, before any weights load
+            raise self.refused(f"that takes {takes}, not pictures (pixel_values)" if cls else
+                               "that transformers' AutoModel does not know")
+        if features == "pooled" and layer is not None:
+            raise FrozenbridgeError(f"params.yaml: {key}.layer must be null with {key}.features = 'pooled' for "
+                                    f"{self.family} models (the pooled vector comes from the final layer)")
         self.model = load_pretrained(cls.from_pretrained, name, f"{key}.name", config=vision_config)
         self.processor = load_pretrained(AutoImageProcessor.from_pretrained, name, f"{key}.name")
-        depth = self._map_count() - 1 if self.maps else vision_config.num_hidden_layers
-        if layer is not None and not 0 <= layer <= depth:
-            raise FrozenbridgeError(f"params.yaml: {key}.layer = {layer!r} is not allowed for {name}; expected a "
-                                    f"hidden-state index 0..{depth} or null (the final output)")
-        self.name, self.features, self.layer, self.key = name, features, layer, key
-        self.patch = None if self.maps else _pair(vision_config.patch_size)
-        # the processed picture's width (a processor may make it taller than wide: the grid is read, not assumed)
-        self.image_size = int(self.preprocess([Image.new("RGB", (224, 224), "white")]).shape[-1])
+        self.patch = _pair(getattr(vision_config, "patch_size", None))
         self.revision = model_revision(self.model, name)
         freeze(self.model, "vision encoder", self.name)
+        count = self._probe_outputs()
+        if layer is not None and not 0 <= layer < count:
+            raise FrozenbridgeError(f"params.yaml: {key}.layer = {layer!r} is not allowed for {name}; expected a "
+                                    f"hidden-state index 0..{count - 1} or null (the final output)")
         self.probe_shape()
 
-    TOWERS = {"clip": "clip", "clip_vision_model": "clip", "siglip": "siglip", "siglip_vision_model": "siglip"}
-    EXAMPLES = ("clip", "siglip", "vit", "dinov2", "dinov2_with_registers")
-    MAPS = ("resnet", "regnet", "convnext", "convnextv2", "mobilenet_v2")  # model types whose hidden states are maps
-    maps = False  # whether this model is one of MAPS (set by __init__)
+    def refused(self, why: str) -> FrozenbridgeError:
+        return FrozenbridgeError(
+            f"{self.key}.name = {self.name!r} is a {self.family!r} model {why}; allowed: a transformers model that "
+            "takes pixel_values and returns a feature map (batch, width, H, W) or tokens (batch, tokens, width) on a "
+            "grid (its own reshaped stage map's, the picture's sides over its patch_size, or a square), an "
+            f"image-text checkpoint of {', '.join(sorted(set(self.TOWERS.values())))} (its vision tower), or the "
+            f"embedded {', '.join(EMBEDDED)}")
 
-    def _map_count(self) -> int:
-        """How many hidden states (feature maps) a feature-map model returns: they depend on its stages."""
-        with torch.inference_mode():
-            pixels = self.preprocess([Image.new("RGB", (224, 224), "white")])
-            return len(self.model(pixel_values=pixels, output_hidden_states=True).hidden_states)
+    @torch.inference_mode()
+    def _probe_outputs(self) -> int:
+        """Run a blank picture once with every hidden state, to learn how many there are (the allowed layers),
+        whether they come reshaped to maps too (Swin's: patches then need them for their grid), and the processed
+        picture's width (a processor may make it taller than wide: the grid is read, not assumed)."""
+        pixels = self.preprocess([Image.new("RGB", (224, 224), "white")])
+        self.image_size = int(pixels.shape[-1])
+        try:
+            out = self.model(pixel_values=pixels, output_hidden_states=True)
+        except (TypeError, ValueError) as err:  # it takes pixel_values but needs more (an encoder-decoder)
+            raise self.refused(f"that fails on a picture alone ({type(err).__name__}: {_first_line(err)})") from None
+        self.reshaped = self.features == "patches" and getattr(out, "reshaped_hidden_states", None) is not None
+        return len(getattr(out, "hidden_states", None) or ())
 
     def preprocess(self, images: list[Image.Image]) -> torch.Tensor:
         return self.processor(images=[im.convert("RGB") for im in images], return_tensors="pt")["pixel_values"]
@@ -201,26 +213,45 @@ class HFVision(VisionEncoder):
         return self.forward_with_grid(pixels)[0]
 
     def forward_with_grid(self, pixels: torch.Tensor) -> tuple[torch.Tensor, tuple[int, int] | None]:
-        out = self.model(pixel_values=pixels, output_hidden_states=self.layer is not None)
+        out = self.model(pixel_values=pixels, output_hidden_states=self.layer is not None or self.reshaped)
         if self.features == "pooled":
             pooled = out.image_embeds if self.is_clip else getattr(out, "pooler_output", None)
             if pooled is None:
                 raise FrozenbridgeError(f"{self.key}.name = {self.name!r} has no pooled output; use "
                                         f"{self.key}.features: patches")
             return pooled.flatten(1)[:, None, :], None  # ResNet's and RegNet's pool is (batch, width, 1, 1)
-        tokens = out.last_hidden_state if self.layer is None else out.hidden_states[self.layer]
-        if self.maps:  # (B, C, H, W) -> (B, H*W, C), row-major grid
+        tokens = getattr(out, "last_hidden_state", None) if self.layer is None else out.hidden_states[self.layer]
+        if tokens is None:
+            raise self.refused(f"that returns no last_hidden_state (it returns {', '.join(out.keys())})")
+        if tokens.dim() == 4:  # a feature map: (B, C, H, W) -> (B, H*W, C), row-major grid
             return tokens.flatten(2).transpose(1, 2), (tokens.shape[-2], tokens.shape[-1])
-        grid = (pixels.shape[-2] // self.patch[0], pixels.shape[-1] // self.patch[1])
-        prefix = tokens.shape[1] - grid[0] * grid[1]  # class and register tokens come first
-        if prefix < 0:
-            raise FrozenbridgeError(f"{self.key}.name = {self.name!r}: {tokens.shape[1]} tokens for a grid of "
-                                    f"{grid[0] * grid[1]} patches")
-        return tokens[:, prefix:], grid
+        if tokens.dim() == 3:
+            stage = out.reshaped_hidden_states[-1 if self.layer is None else self.layer] if self.reshaped else None
+            grid = _token_grid(tokens.shape[1], pixels.shape[-2:], self.patch, stage)
+            if grid:  # class and register tokens come first
+                return tokens[:, tokens.shape[1] - grid[0] * grid[1]:], grid
+        which = "last_hidden_state" if self.layer is None else f"hidden state {self.layer}"
+        raise self.refused(f"whose {which} has shape {tuple(tokens.shape)}, which lies on no grid")
 
 
-def _pair(size) -> tuple[int, int]:
+def _pair(size) -> tuple[int, int] | None:
+    if size is None:
+        return None
     return (int(size[0]), int(size[1])) if isinstance(size, (list, tuple)) else (int(size), int(size))
+
+
+def _token_grid(count: int, sides, patch: tuple[int, int] | None,
+                stage: torch.Tensor | None) -> tuple[int, int] | None:
+    """The (rows, cols) a sequence of `count` tokens lies on, trailing any class and register tokens: the sides of
+    the model's own reshaped map of that stage (`stage`, (batch, width, H, W)), else the picture's `sides` over
+    the patch size when there are that many tokens or more, else a square; None where none fits."""
+    if stage is not None:
+        rows, cols = stage.shape[-2:]
+        return (rows, cols) if rows * cols == count else None
+    if patch and count >= (sides[0] // patch[0]) * (sides[1] // patch[1]):
+        return sides[0] // patch[0], sides[1] // patch[1]
+    side = math.isqrt(count)
+    return (side, side) if side * side == count else None
 
 
 def load_vision(name: str, features: str = "patches", layer: int | None = None, image_size: int = 224,
