@@ -183,3 +183,35 @@ def test_jobs_refuses_step_timing(tmp_path):
         sweep(tmp_path / "params.yaml", tmp_path, tmp_path / "c.json", "--time-steps", "4", "--jobs", "2")
     with pytest.raises(FrozenbridgeError, match="--jobs 0: give 1 or more"):
         sweep(tmp_path / "params.yaml", tmp_path, tmp_path / "c.json", "--jobs", "0")
+
+
+def test_language_flag_runs_the_named_model_and_labels_its_rows(tiny_models, tmp_path):
+    """--language replaces params.yaml's language model for every run; the rows are saved as '<label>: <setting>'
+    with the model's name, and a later call with another model does not reuse them."""
+    from frozenbridge.shapes.sweeps.converge import model_label
+
+    params, data = write_study(tmp_path, tmp_path / "not-a-model")  # params.yaml names nothing that loads
+    saved = sweep(params, data, tmp_path / "m.json", "--seeds", "0", "--threads", "1",
+                  "--language", str(tiny_models["qwen2"]), "--label", "tiny qwen2")
+    entry = saved["results"]["tiny qwen2: columns, batch 8"]
+    assert entry["language"] == str(tiny_models["qwen2"]) and [r["seed"] for r in entry["runs"]] == [0]
+    assert list(saved["results"]) == ["tiny qwen2: columns, batch 8"]
+    assert model_label("/models/qwen2.5-coder-0.5b-instruct.gguf") == "qwen2.5-coder-0.5b-instruct"
+    assert model_label(str(tiny_models["qwen2"])) == tiny_models["qwen2"].name
+    assert model_label("Qwen/Qwen2.5-0.5B") == "Qwen/Qwen2.5-0.5B"  # a hub id as given
+
+
+def test_model_table_gives_worst_and_median_seed_every_50_steps():
+    from frozenbridge.shapes.report.tables import model_table
+
+    stopped = {**run(0, [(50, 20), (100, 75)]), "steps_to_70": 100}  # reached 70% at 100 and stopped
+    slow = run(1, [(50, 0), (100, 10), (150, 55), (200, 65)])
+    fast = run(2, [(50, 30), (100, 60), (150, 80), (200, 90)])
+    entry = {"steps": 200, "step_seconds": 2.0, "runs": [stopped, slow, fast],
+             "summary": summarize([stopped, slow, fast], 200)}
+    rows = model_table({"items": 60, "results": {"tiny: default": entry}})
+    row = rows[-1].split(" | ")
+    assert row[0] == "| tiny: default" and row[1] == "3"
+    assert row[2:6] == ["0.0 (20.0)", "10.0 (60.0)", "55.0 (75.0)", "65.0 (75.0)"]  # worst (median); the stopped seed keeps 75
+    assert row[6] == "150 (300)"  # worst seed to 50%: step 150, 150 x 2.0 s
+    assert row[7] == "never (of 200)" and row[8] == "2.00 |"

@@ -6,6 +6,7 @@ computed.
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
@@ -153,6 +154,44 @@ def heldout_curve_table(saved: dict) -> list[str]:
     return rows
 
 
+MODEL_STEPS = (50, 100, 150, 200)  # the stage-1 steps the model table shows
+
+
+def _exact_at(run: dict, step: int) -> float | None:
+    """A seed's exact captions at `step`; a seed stopped early at the highest threshold keeps that score after."""
+    curve = dict(run["curve"])
+    if step in curve:
+        return curve[step]
+    stopped = run["curve"] and run["curve"][-1][0] < step and run.get("steps_to_70") is not None
+    return run["curve"][-1][1] if stopped else None
+
+
+def model_table(saved: dict) -> list[str]:
+    """`converge --language NAME`: per language model and setting, exact captions every 50 steps (worst seed, and
+    the median), steps and seconds to 50% and 70% on the worst seed."""
+    rows = ["Stage-1 convergence by language model (`python -m frozenbridge.shapes.sweeps.converge --language NAME`): "
+            f"exact captions of {saved['items']} seen-pair test pictures, % on the worst seed (median in brackets); "
+            "steps and seconds (steps x the step time: --time-steps's, measured alone, where it ran, else the median of "
+            "the runs') to 50% and 70% on the worst seed; "
+            "\"never\" = not within the steps run. A seed that reached 70% stopped there and keeps its score.", "",
+            "| language model: setting | seeds | " + " | ".join(f"{s} steps" for s in MODEL_STEPS) +
+            " | to 50%, worst: steps (s) | to 70%, worst: steps (s) | s a step |",
+            "|---|---:|" + "---:|" * len(MODEL_STEPS) + "---:|---:|---:|"]
+    for name, entry in saved["results"].items():  # a step timed alone (--time-steps), else the runs' own median
+        s, runs = entry["summary"], entry["runs"]
+        step_s = entry.get("step_seconds", s.get("step_seconds"))
+        cells = []
+        for step in MODEL_STEPS:
+            at = [_exact_at(r, step) for r in runs]
+            cells.append("—" if None in at else f"{min(at):.1f} ({statistics.median(at):.1f})")
+        reach = [f"{_steps(s[f'worst_{t}'])}" + ("" if s[f"worst_{t}"] is None or step_s is None else
+                                                 f" ({s[f'worst_{t}'] * step_s:.0f})") for t in (50, 70)]
+        reach = [r + (f" (of {entry['steps']})" if r == "never" else "") for r in reach]
+        rows.append(f"| {name} | {s['seeds']} | {' | '.join(cells)} | {reach[0]} | {reach[1]} | "
+                    f"{'—' if step_s is None else f'{step_s:.2f}'} |")
+    return rows
+
+
 def _matches(overrides: dict, params: dict) -> bool:
     """Whether params.yaml (a mapping) holds every override, keys under `shapes:` as the sweep spells them."""
     def get(key: str):
@@ -198,6 +237,8 @@ def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[lis
         sweep += [*converge_table(converge, params), ""]
     if (frontier := read_json_if_present(bench / "converge-heldout.json")) is not None:
         sweep += heldout_curve_table(frontier)
+    if (models := read_json_if_present(bench / "converge-models.json")) is not None:
+        sweep += [*model_table(models), ""]
     return parts, sweep
 
 
@@ -222,7 +263,7 @@ def experiment_results(folder: Path) -> list[str]:
     return parts
 
 
-BENCH_FILES = ("converge.json", "converge-heldout.json")  # bench/ files these tables read
+BENCH_FILES = ("converge.json", "converge-heldout.json", "converge-models.json")  # bench/ files these tables read
 
 # The reference study (SigLIP-B/16 + Qwen2.5-0.5B, three seeds, 400 caption + 400 question steps, 120 pictures a caption
 # test, 100 questions a task; the five-seed follow-up for the paired comparison), beside metrics/headline.json's keys

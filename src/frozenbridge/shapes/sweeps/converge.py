@@ -5,6 +5,7 @@
     python -m frozenbridge.shapes.sweeps.converge --setting mine train.lr=3e-3 connector.order=columns
     python -m frozenbridge.shapes.sweeps.converge --jobs 4        # 4 runs at once, the machine's threads split
     python -m frozenbridge.shapes.sweeps.converge --time-steps 8  # then time each setting's step, alone on the machine
+    python -m frozenbridge.shapes.sweeps.converge --language Qwen/Qwen2.5-0.5B --json bench/converge-models.json
 
 A setting is a set of overrides of params.yaml keys under `shapes:` (dotted keys: train.lr, connector.merge). For
 every seed (a run's replicate index, so seed r is the pipeline's replicate r: its initial connector and caption
@@ -66,7 +67,7 @@ BEFORE = {"train.lr": 1e-3, "train.stage1_schedule": "constant", "train.stage1_w
           "connector.merge": 2, "connector.order": "rows", "connector.norm": False, "connector.positions": False,
           "connector.init_scale": 1.0}
 COLUMNS = {**BEFORE, "connector.order": "columns"}
-MODE_KEYS = ("steps", "heldout", "stop")  # how a setting's runs were made: runs made otherwise are redone
+MODE_KEYS = ("steps", "heldout", "stop", "language")  # how a setting's runs were made: runs made otherwise are redone
 SETTINGS: dict[str, dict] = {
     "before (rows, lr 1e-3)": BEFORE,
     "rows + learned positions": {**BEFORE, "connector.positions": True},
@@ -93,6 +94,12 @@ def apply_overrides(raw: dict, overrides: dict) -> Params:
             node = node.setdefault(part, {})
         node[last] = value
     return Params.parse(raw)
+
+
+def model_label(name: str) -> str:
+    """A language model's name for the table: its file's or directory's name, or the name as given."""
+    path = Path(name).expanduser()
+    return path.stem if path.suffix.lower() == ".gguf" else (path.name if path.exists() else name)
 
 
 def parse_override(text: str) -> tuple[str, object]:
@@ -263,6 +270,11 @@ def main() -> None:
     ap.add_argument("--only", nargs="+", default=None, help="run only these settings of SETTINGS")
     ap.add_argument("--setting", nargs="+", action="append", default=[], metavar=("NAME", "KEY=VALUE"),
                     help="an extra setting: a name, then overrides of keys under shapes: (train.lr=2e-3; repeatable)")
+    ap.add_argument("--language", metavar="NAME", default=None,
+                    help="the language model of every run (language.name: embedded, a hub id, a directory or a .gguf "
+                         "file; default params.yaml's); each setting is saved as '<label>: <setting>'")
+    ap.add_argument("--label", default=None, help="the model's name in the table (default: --language's file or "
+                                                  "directory name)")
     ap.add_argument("--json", type=Path, default=Path("bench/converge.json"))
     ap.add_argument("--fresh", action="store_true", help="redo runs already in --json")
     ap.add_argument("--threads", type=int, default=None,
@@ -285,11 +297,16 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     raw = read_yaml(Path(args.params).read_text())
     load_params(args.params)
+    if args.language is not None:
+        raw = {**raw, "language": {"name": args.language}}
     settings = {k: v for k, v in SETTINGS.items() if args.only is None or k in args.only}
     for name, *pairs in args.setting:
         settings[name] = dict(parse_override(p) for p in pairs)
     if not settings:
         raise FrozenbridgeError(f"--only {args.only}: no such setting; known: {list(SETTINGS)}")
+    if args.language is not None:
+        label = args.label or model_label(args.language)
+        settings = {f"{label}: {k}": v for k, v in settings.items()}
     checked = {name: apply_overrides(raw, o) for name, o in settings.items()}  # every setting valid before work
     base = next(iter(checked.values()))
     inputs = load_inputs(base, args.data, args.heldout) if args.jobs == 1 else None  # --jobs: each worker's own
@@ -305,7 +322,7 @@ def main() -> None:
             save(args.json, name, results[name], {})
         print(format_table({k: results[k] for k in checked}))
         return
-    mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop)))
+    mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop, base.language.name)))
     entries, todo = {}, []
     for name in checked:
         entry = results.get(name)
