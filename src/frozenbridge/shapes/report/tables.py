@@ -154,7 +154,7 @@ def heldout_curve_table(saved: dict) -> list[str]:
     return rows
 
 
-MODEL_STEPS = (50, 100, 150, 200)  # the stage-1 steps the model table shows
+MODEL_EVERY = 50  # the model table shows exact captions every this many steps, up to its longest runs
 
 
 def _exact_at(run: dict, step: int) -> float | None:
@@ -168,20 +168,21 @@ def _exact_at(run: dict, step: int) -> float | None:
 
 def model_table(saved: dict) -> list[str]:
     """`converge --language NAME`: per language model and setting, exact captions every 50 steps (worst seed, and
-    the median), steps and seconds to 50% and 70% on the worst seed."""
+    the median; "—" past a row's steps), steps and seconds to 50% and 70% on the worst seed."""
+    model_steps = range(MODEL_EVERY, max(e["steps"] for e in saved["results"].values()) + 1, MODEL_EVERY)
     rows = ["Stage-1 convergence by language model (`python -m frozenbridge.shapes.sweeps.converge --language NAME`): "
             f"exact captions of {saved['items']} seen-pair test pictures, % on the worst seed (median in brackets); "
             "steps and seconds (steps x the step time: --time-steps's, measured alone, where it ran, else the median of "
             "the runs') to 50% and 70% on the worst seed; "
             "\"never\" = not within the steps run. A seed that reached 70% stopped there and keeps its score.", "",
-            "| language model: setting | seeds | " + " | ".join(f"{s} steps" for s in MODEL_STEPS) +
+            "| language model: setting | seeds | " + " | ".join(f"{s} steps" for s in model_steps) +
             " | to 50%, worst: steps (s) | to 70%, worst: steps (s) | s a step |",
-            "|---|---:|" + "---:|" * len(MODEL_STEPS) + "---:|---:|---:|"]
+            "|---|---:|" + "---:|" * len(model_steps) + "---:|---:|---:|"]
     for name, entry in saved["results"].items():  # a step timed alone (--time-steps), else the runs' own median
         s, runs = entry["summary"], entry["runs"]
         step_s = entry.get("step_seconds", s.get("step_seconds"))
         cells = []
-        for step in MODEL_STEPS:
+        for step in model_steps:
             at = [_exact_at(r, step) for r in runs]
             cells.append("—" if None in at else f"{min(at):.1f} ({statistics.median(at):.1f})")
         reach = [f"{_steps(s[f'worst_{t}'])}" + ("" if s[f"worst_{t}"] is None or step_s is None else
