@@ -187,7 +187,7 @@ def test_jobs_refuses_step_timing(tmp_path):
 
 def test_language_flag_runs_the_named_model_and_labels_its_rows(tiny_models, tmp_path):
     """--language replaces params.yaml's language model for every run; the rows are saved as '<label>: <setting>'
-    with the model's name, and a later call with another model does not reuse them."""
+    with the model's name (the mode a row's runs are reused under)."""
     from frozenbridge.shapes.sweeps.converge import model_label
 
     params, data = write_study(tmp_path, tmp_path / "not-a-model")  # params.yaml names nothing that loads
@@ -212,6 +212,7 @@ def test_model_table_gives_worst_and_median_seed_every_50_steps():
     rows = model_table({"items": 60, "results": {"tiny: default": entry}})
     row = rows[-1].split(" | ")
     assert row[0] == "| tiny: default" and row[1] == "3"
-    assert row[2:6] == ["0.0 (20.0)", "10.0 (60.0)", "55.0 (75.0)", "65.0 (75.0)"]  # worst (median); the stopped seed keeps 75
+    # worst (median) every 50 steps; the seed stopped at 100 keeps its 75
+    assert row[2:6] == ["0.0 (20.0)", "10.0 (60.0)", "55.0 (75.0)", "65.0 (75.0)"]
     assert row[6] == "150 (300)"  # worst seed to 50%: step 150, 150 x 2.0 s
     assert row[7] == "never (of 200)" and row[8] == "2.00 |"

@@ -166,14 +166,21 @@ def _exact_at(run: dict, step: int) -> float | None:
     return run["curve"][-1][1] if stopped else None
 
 
+def _reach(steps: int | None, step_seconds: float | None, of: int) -> str:
+    """Steps to a threshold with their seconds in brackets, or "never (of N)"."""
+    if steps is None:
+        return f"never (of {of})"
+    return f"{steps:g}" + ("" if step_seconds is None else f" ({steps * step_seconds:.0f})")
+
+
 def model_table(saved: dict) -> list[str]:
     """`converge --language NAME`: per language model and setting, exact captions every 50 steps (worst seed, and
     the median; "—" past a row's steps), steps and seconds to 50% and 70% on the worst seed."""
     model_steps = range(MODEL_EVERY, max(e["steps"] for e in saved["results"].values()) + 1, MODEL_EVERY)
     rows = ["Stage-1 convergence by language model (`python -m frozenbridge.shapes.sweeps.converge --language NAME`): "
             f"exact captions of {saved['items']} seen-pair test pictures, % on the worst seed (median in brackets); "
-            "steps and seconds (steps x the step time: --time-steps's, measured alone, where it ran, else the median of "
-            "the runs') to 50% and 70% on the worst seed; "
+            "steps and seconds (steps x the step time: --time-steps's, measured alone, where it ran, else the "
+            "median of the runs') to 50% and 70% on the worst seed; "
             "\"never\" = not within the steps run. A seed that reached 70% stopped there and keeps its score.", "",
             "| language model: setting | seeds | " + " | ".join(f"{s} steps" for s in model_steps) +
             " | to 50%, worst: steps (s) | to 70%, worst: steps (s) | s a step |",
@@ -185,9 +192,7 @@ def model_table(saved: dict) -> list[str]:
         for step in model_steps:
             at = [_exact_at(r, step) for r in runs]
             cells.append("—" if None in at else f"{min(at):.1f} ({statistics.median(at):.1f})")
-        reach = [f"{_steps(s[f'worst_{t}'])}" + ("" if s[f"worst_{t}"] is None or step_s is None else
-                                                 f" ({s[f'worst_{t}'] * step_s:.0f})") for t in (50, 70)]
-        reach = [r + (f" (of {entry['steps']})" if r == "never" else "") for r in reach]
+        reach = [_reach(s[f"worst_{t}"], step_s, entry["steps"]) for t in (50, 70)]
         rows.append(f"| {name} | {s['seeds']} | {' | '.join(cells)} | {reach[0]} | {reach[1]} | "
                     f"{'—' if step_s is None else f'{step_s:.2f}'} |")
     return rows
