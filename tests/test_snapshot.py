@@ -48,3 +48,31 @@ def test_save_refuses_a_folder_without_metrics(tmp_path):
     with pytest.raises(FrozenbridgeError, match="no params.yaml and metrics"):
         save("x", tmp_path, tmp_path / "params.yaml", tmp_path / "results")
     assert not (tmp_path / "results" / "x").exists()
+
+
+def _scores(caption_seen: list[float]) -> dict:
+    """A scores.json holding the caption recipe's seen-pair exact match, median and range of the given replicates."""
+    s = sorted(caption_seen)
+    return {"caption": {"seen": {"caption": {"right": {"median": s[len(s) // 2], "min": s[0], "max": s[-1]}}}}}
+
+
+def test_an_experiment_with_another_language_model_is_tabled_beside_the_default_run(tmp_path):
+    from frozenbridge.tools.report import backbone_table
+
+    root = tmp_path
+    (root / "metrics" / "shapes").mkdir(parents=True)
+    (root / "metrics" / "shapes" / "scores.json").write_text(json.dumps(_scores([70.0, 75.0, 80.0])))
+    (root / "params.yaml").write_text(yaml.safe_dump({"vision": {"name": "efficientnet-lite0"},
+                                                      "language": {"name": "smollm2-135m"}}))
+    for name, changed in (("other-lm", {"language.name": "/models/qwen.gguf"}), ("lr", {"shapes.train.lr": 0.01})):
+        folder = root / "results" / name
+        (folder / "metrics" / "shapes").mkdir(parents=True)
+        (folder / "metrics" / "shapes" / "scores.json").write_text(json.dumps(_scores([40.0, 55.0])))
+        (folder / "experiment.json").write_text(json.dumps({"name": name, "params_changed": changed,
+                                                            "command": "dvc exp run", "commit": "abc"}))
+    table = backbone_table(root / "results" / "other-lm", root)
+    assert "| measure | default run | language.name = qwen.gguf | reference |" in table
+    row = next(line for line in table if line.startswith("| captions exactly right, seen pairs"))
+    assert row == "| captions exactly right, seen pairs (caption) | 75% [70–80] | 55% [40–55] | 75.8% (91 of 120) |"
+    assert "efficientnet-lite0 + smollm2-135m" in table[0]
+    assert backbone_table(root / "results" / "lr", root) == []  # same backbones: no such table

@@ -19,7 +19,7 @@ from frozenbridge.digits.report import tables as digits
 from frozenbridge.onetoken.report import tables as onetoken
 from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
-from frozenbridge.tools.headline import Row, headline_rows
+from frozenbridge.tools.headline import Row, headline_rows, shapes_rows
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
 from frozenbridge.tools.where_it_runs import where_it_runs
@@ -140,6 +140,32 @@ def speed_table(root: Path) -> list[str]:
             "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(saved, rows)[4:]]
 
 
+BACKBONE_KEYS = ("language.name", "vision.name")  # an experiment that changed one is shown beside the default run
+
+
+def backbone_table(folder: Path, root: Path) -> list[str]:
+    """An experiment with another backbone (results/<name>/ whose params changed language.name or vision.name):
+    every shapes headline row it has, median [lowest–highest] over its replicates, beside the default run's
+    (metrics/shapes/, the backbones params.yaml names) and the reference's number for the same measure."""
+    exp = read_json_if_present(folder / "experiment.json") or {}
+    changed = {k: v for k, v in exp.get("params_changed", {}).items() if k in BACKBONE_KEYS}
+    theirs = {r.key: r for r in shapes_rows(folder / "metrics" / "shapes")}
+    if not changed or not theirs:
+        return []
+    ours = {r.key: r for r in shapes_rows(root / "metrics" / "shapes")}
+    params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
+    default = " + ".join(str((params.get(part) or {}).get("name", "?")) for part in ("vision", "language"))
+    named = ", ".join(f"{k} = {Path(str(v)).name}" for k, v in changed.items())
+    out = [f"`{exp.get('name', folder.name)}` beside the default run ({default}, `metrics/shapes/`) and the "
+           "reference (SigLIP-B/16 + Qwen2.5-0.5B, 400 caption and 400 question steps): median [lowest–highest] "
+           "over each run's replicates.", "",
+           f"| measure | default run | {named} | reference |", "|---|---:|---:|---|"]
+    for key, r in theirs.items():
+        mine = _value(ours[key]) if key in ours else "—"
+        out.append(f"| {r.label} | {mine} | {_value(r)} | {REFERENCES['shapes'].get(key, '—')} |")
+    return out + [""]
+
+
 def render_results(root: Path) -> str:
     """docs/results.md, whole: each study's tables, on-demand experiments, timing, the sweep and benchmarks."""
     metrics, bench = root / "metrics", root / "bench"
@@ -152,7 +178,7 @@ def render_results(root: Path) -> str:
              "## The shapes study", "", *results]
     for folder in sorted((root / "results").glob("*/")):
         parts += digits.limits_results(folder) if (folder / "limits.json").is_file() else \
-            shapes.experiment_results(folder)
+            [*shapes.experiment_results(folder), *backbone_table(folder, root)]
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += ["## Time", "", *repro_time(repro)]
     if sweep:
