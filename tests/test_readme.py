@@ -120,18 +120,23 @@ def test_reading_says_ahead_only_where_the_interval_supports_it():
 
 
 def test_headline_row_names_the_paired_statistics_not_a_bare_count(tmp_path):
+    """The paired row's label stays short; its statistics go in the row's note, which the README prints under the
+    table (a count of replicates alone would say nothing of the evidence)."""
     from frozenbridge.tools.headline import shapes_rows
+    from frozenbridge.tools.report import headline_table
 
-    shapes = tmp_path / "shapes"
-    shapes.mkdir()
+    shapes = tmp_path / "metrics" / "shapes"
+    shapes.mkdir(parents=True)
     (shapes / "scores.json").write_text(json.dumps({"qa": {"seen": {}, "heldout": {}}}))
     (shapes / "paired.json").write_text(json.dumps(_pairs([-13, -30])))
     (row,) = shapes_rows(shapes)
     assert (row.key, row.median, row.unit) == ("caption_qa_ahead_heldout_binding", 2, "of 2")
-    assert row.label.endswith("(caption_qa − qa: median +21.5 of 60, 50% interval [+13, +30], sign test p = 0.5: "
-                              "no difference supported)")
+    assert "sign test" not in row.label and len(row.label.split()) <= 15
+    assert row.note.endswith("(caption_qa − qa: median +21.5 of 60, 50% interval [+13, +30], sign test p = 0.5: "
+                             "no difference supported)"[1:-1])
+    assert f"Statistics: {row.note}." in headline_table(tmp_path)
     (shapes / "paired.json").write_text(json.dumps(_pairs([-3, -5, -2, -8, -1, -4, -6, -2, -7])))
-    assert shapes_rows(shapes)[0].label.endswith("96.1% interval [+2, +7], sign test p = 0.0039: caption_qa ahead)")
+    assert shapes_rows(shapes)[0].note.endswith("96.1% interval [+2, +7], sign test p = 0.0039: caption_qa ahead")
 
 def test_convergence_table_marks_the_default_and_names_what_beat_it():
     from frozenbridge.shapes.report.tables import converge_table

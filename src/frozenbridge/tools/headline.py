@@ -23,6 +23,7 @@ class Row:
     low: float  # the lowest and highest replicate (equal to the median for one model, or a count)
     high: float
     unit: str  # "%", "points", "of 1" (a fraction: accuracy, recall), "share" (a fraction shown as %), "of N"
+    note: str = ""  # the statistics behind the number, said under the table rather than in the label
 
 
 def _spread(s: dict) -> tuple[float, float, float]:
@@ -54,9 +55,10 @@ def shapes_rows(folder: Path) -> list[Row]:
     pair = (paired or {}).get("qa vs caption_qa", {}).get("heldout", {}).get("binding")
     if pair:  # qa behind caption_qa: caption_qa more right
         rows.append(Row("shapes", "caption_qa_ahead_heldout_binding",
-                        "replicates where captioning first (caption_qa) got more held-out binding questions right "
-                        f"than qa ({_paired_evidence(pair, 'qa', 'caption_qa')})",
-                        pair["behind"], pair["behind"], pair["behind"], f"of {pair['replicates']}"))
+                        "replicates where caption_qa got more held-out binding questions right than qa",
+                        pair["behind"], pair["behind"], pair["behind"], f"of {pair['replicates']}",
+                        f"caption_qa against qa on held-out binding questions, "
+                        f"{_paired_evidence(pair, 'qa', 'caption_qa')}"))
     return rows
 
 

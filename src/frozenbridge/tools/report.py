@@ -94,6 +94,19 @@ def gpu_table(saved: dict) -> list[str]:
     return rows
 
 
+# Where each study's reference number comes from, and how its setup differs from the default run here
+REFERENCE_SOURCES = {
+    "shapes": "\"Teaching a Language Model to See\" (SigLIP-B/16 + Qwen2.5-0.5B; 400 caption and 400 question steps, "
+              "three seeds, 120 test pictures and 100 questions a task)",
+    "digits": "\"Image Captioning with Frozen Models\" (its own classifier and character LM on a small MNIST sample; "
+              "an eight-token adapter, 24 epochs)",
+    "retrieval": "LLM2CLIP (a large LLM fine-tuned to embed captions, on pretrained CLIP encoders; a few million "
+                 "photo–caption pairs)",
+    "onetoken": "\"Captioning with CLIP and Qwen\" (CLIP ViT-B/32 + Qwen3-0.6B-Base on 2,000 Flickr30k photos, "
+                "three seeds)",
+}
+
+
 def _value(r: Row) -> str:
     """median [low–high] in the row's unit (a count of replicates as "k of n")."""
     def fmt(v: float) -> str:
@@ -114,12 +127,16 @@ def headline_table(root: Path) -> list[str]:
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
     n = len(params.get("replicates", []) or [])
     out = [f"Medians over {n} replicates [lowest–highest], from `metrics/headline.json` (all of them in "
-           f"[docs/results.md](docs/results.md)); the reference's backbones and sizes differ (each study's page says "
-           "how):", "", "| study | measure | here | reference |", "|---|---|---:|---|"]
+           f"[docs/results.md](docs/results.md)); each reference's source and setup are named under the table:", "", "| study | measure | here | reference |", "|---|---|---:|---|"]
     for r in rows:
         ref = REFERENCES.get(r.study, {}).get(r.key, "—")
         out.append(f"| {STUDY_LABELS.get(r.study, r.study)} | {r.label} | {_value(r)} | {ref} |")
-    return out
+    notes = [r.note for r in rows if r.note]
+    if notes:
+        out += ["", f"Statistics: {'; '.join(notes)}."]
+    studies = list(dict.fromkeys(r.study for r in rows if r.study in REFERENCE_SOURCES))
+    return out + ["", "References: " + "; ".join(f"{STUDY_LABELS.get(s, s)}, {REFERENCE_SOURCES[s]}" for s in studies)
+                  + ". The words are defined in [the glossary](docs/shapes.md#glossary)."]
 
 
 SPEED_BENCH = "cpu-2core.json"  # the committed benchmark whose step rows the README quotes

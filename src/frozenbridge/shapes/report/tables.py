@@ -276,6 +276,7 @@ BENCH_FILES = ("converge.json", "converge-heldout.json", "converge-models.json")
 HEADLINE_REFERENCE = {
     "caption_exact_seen": "75.8% (91 of 120)", "caption_exact_heldout": "52.5% (63 of 120)",
     "caption_qa_binding_gap_seen": "69", "caption_qa_leftmost_gap_seen": "70",
-    "caption_qa_binding_heldout": "76% (seeds 40, 76, 81)", "qa_binding_heldout": "40% (seeds 22, 40, 77)",
+    "caption_qa_binding_heldout": "76% (three seeds: 40%, 76%, 81%)",
+    "qa_binding_heldout": "40% (three seeds: 22%, 40%, 77%)",
     "caption_qa_ahead_heldout_binding": "5 of 5 (five-seed follow-up)",
 }
