@@ -10,8 +10,8 @@ vs eager (full mode only: compiling takes a while); a step from cached features 
 step (embedded encoder and a SigLIP-B/16-sized one with random weights); step time and peak memory as image tokens
 grow (1, 16, 49, 196) and as the batch grows; encode throughput. Speeds are measured, never asserted.
 Question steps: 5 pictures with 16 questions packed by picture (the picture's tokens once) vs the same 16 questions
-one a sequence, their loss and gradient equal; the packed step with a 3x3 merge (25 image tokens) and with compiled
-layers; and, from the profiler, where a packed question step's time goes, by operator: matmuls vs the rest.
+each in its own sequence, their loss and gradient equal; the packed step with a 3x3 merge (25 image tokens) and with
+compiled layers; and, from the profiler, where a packed question step's time goes, by operator: matmuls vs the rest.
 """
 
 from __future__ import annotations
@@ -191,12 +191,13 @@ def run(args) -> list[dict]:
         row(f"torch.compile each decoder layer ({layers}): first step", "s (compiling)", first,
             "s it saves a step (pays back after first / saved steps)", seconds - compiled_seconds, ratio=False)
 
-    # 3d. question steps: whole pictures with their questions packed (the picture's tokens once) vs one a sequence
+    # 3d. question steps: whole pictures with their questions packed (the picture's tokens once) vs each question in
+    # its own sequence
     rows_q = question_rows(sizes.question_pictures, sizes.questions)
     packed_seconds = timed(train_step(vlm, feats, rows_q), sizes.reps)
     row(f"question step, {sizes.questions} questions on {sizes.question_pictures} pictures",
-        "packed by picture", packed_seconds, "one a sequence", timed(train_step(vlm, feats, unpack(rows_q)),
-                                                                     sizes.reps))
+        "packed by picture", packed_seconds, "each in its own sequence",
+        timed(train_step(vlm, feats, unpack(rows_q)), sizes.reps))
     shape3 = Connector(shape, lm.width, merge=3).to(device)
     merge3 = VLM(lm, shape3, device, bf16)
     row(f"question step, packed: {shape3.n_out} image tokens (3x3 merge)", f"{shape3.n_out} tokens",

@@ -191,7 +191,8 @@ def run(args) -> dict:
                  stage1_step_ratio_to_reference=step_s["stage1"] / REFERENCE_STEP_S["stage1"],
                  counts="training steps only: encoding, evaluation and analysis are extra",
                  notes=["question steps run packed by picture, the study's default (each picture's image tokens once "
-                        "a row, its questions after it): fewer positions than 16 questions one a sequence, which is "
+                        "a row, its questions after it): fewer positions than 16 questions each in its own sequence, "
+                        "which is "
                         "what the reference's question steps (0.89-0.91 s against 1.02 for captions) look like",
                         "the 196-token stage 1 is not measured: the 49-token step x the reference's 3.05 / 1.02"])
     t = params.shapes.train

@@ -127,7 +127,8 @@ def headline_table(root: Path) -> list[str]:
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
     n = len(params.get("replicates", []) or [])
     out = [f"Medians over {n} replicates [lowest–highest], from `metrics/headline.json` (all of them in "
-           f"[docs/results.md](docs/results.md)); each reference's source and setup are named under the table:", "", "| study | measure | here | reference |", "|---|---|---:|---|"]
+           f"[docs/results.md](docs/results.md)); each reference's source and setup are named under the table:", "",
+           "| study | measure | here | reference |", "|---|---|---:|---|"]
     for r in rows:
         ref = REFERENCES.get(r.study, {}).get(r.key, "—")
         out.append(f"| {STUDY_LABELS.get(r.study, r.study)} | {r.label} | {_value(r)} | {ref} |")
