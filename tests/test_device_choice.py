@@ -259,3 +259,51 @@ def test_the_log_says_the_device_the_precision_and_why(mac, caplog, tiny_models,
         frozen.frozen_language(str(tiny_models["qwen2"]), device.torch.device("cpu"), "auto")
     assert ("device cpu, fp32 for the frozen language model (this CPU has no bf16 instructions (neither "
             "AVX512-BF16 nor AMX)") in caplog.text
+
+
+def _allowed_devices() -> list[str]:
+    """The device names pick_device accepts, read from its own refusal (auto, cpu, cuda, cuda:N, mps)."""
+    import re
+
+    from frozenbridge.core.errors import FrozenbridgeError
+
+    with pytest.raises(FrozenbridgeError) as refused:
+        device.pick_device("tpu")
+    listed = re.search(r"expected (.+)$", str(refused.value)).group(1)
+    return re.split(r", | or ", listed)
+
+
+def _help(main, argv: list[str], monkeypatch, capsys) -> str:
+    monkeypatch.setattr("sys.argv", argv)
+    with pytest.raises(SystemExit):
+        main()
+    return capsys.readouterr().out
+
+
+def _names_every_device(text: str, allowed: list[str]) -> set[str]:
+    """The allowed names missing from `text` (cuda and cuda:N told apart)."""
+    import re
+
+    return {name for name in allowed if not re.search(rf"(?<![\w:]){re.escape(name)}(?![\w:])", text)}
+
+
+def test_every_page_and_help_lists_the_devices_the_code_accepts(monkeypatch, capsys):
+    from pathlib import Path
+
+    from frozenbridge import cli
+    from frozenbridge.tools import bench, bench_gpu, bench_reference, forecast
+
+    allowed = _allowed_devices()
+    assert set(allowed) == {"auto", "cpu", "cuda", "cuda:N", "mps"}
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text().split("## Where it runs", 1)[1].split("\n## ", 1)[0]
+    params = "\n".join(line for line in (root / "params.yaml").read_text().splitlines()[:6] if line.startswith("#"))
+    shapes = next(p for p in (root / "docs" / "shapes.md").read_text().split("\n\n") if "Everything runs on" in p)
+    texts = {"README.md, where it runs": readme, "params.yaml, device": params, "docs/shapes.md": shapes}
+    for name, main, argv in (("frozenbridge caption --help", lambda: cli.main(["caption", "--help"]), ["frozenbridge"]),
+                             ("tools.bench", bench.main, ["bench", "--help"]),
+                             ("tools.bench_gpu", bench_gpu.main, ["bench_gpu", "--help"]),
+                             ("tools.bench_reference", bench_reference.main, ["bench_reference", "--help"]),
+                             ("tools.forecast", forecast.main, ["forecast", "--help"])):
+        texts[name] = " ".join(_help(main, argv, monkeypatch, capsys).split())
+    assert {name: missing for name, text in texts.items() if (missing := _names_every_device(text, allowed))} == {}

@@ -1,6 +1,6 @@
 """`frozenbridge`: use a trained run on your own pictures, or draw a test picture.
 
-    frozenbridge caption runs/shapes/caption_qa/0/model photo.png other.jpg  # a caption per picture
+    frozenbridge caption runs/shapes/caption/0/model photo.png other.jpg     # a caption per picture
     frozenbridge caption runs/onetoken/0/model photo.png                      # the one-token study's run
     frozenbridge ask runs/shapes/caption_qa/0/model photo.png "What color is the circle?"
     frozenbridge draw --seed 3 picture.png                                    # a shapes picture, its caption
@@ -143,12 +143,13 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="print JSON instead of lines")
     model = argparse.ArgumentParser(add_help=False)
     model.add_argument("--device", default="auto",
-                       help="auto (CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
-    model.add_argument("--max-tokens", type=int, default=28, help="most new tokens a reply (default 28)")
+                       help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N "
+                            "or mps")
+    model.add_argument("--max-tokens", type=int, default=28, help="the most new tokens in a reply (default 28)")
 
     c = sub.add_parser("caption", parents=[common, model], help="a caption for each picture",
                        description="Caption each picture with a trained run (RUN: a directory with config.json, "
-                                   "e.g. runs/shapes/caption_qa/0/model).")
+                                   "e.g. runs/shapes/caption/0/model, the run trained to caption).")
     c.add_argument("run", help="a trained run's directory")
     c.add_argument("pictures", nargs="+", help="picture files (PNG, JPEG, ...)")
     c.set_defaults(func=caption)

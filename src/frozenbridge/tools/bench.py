@@ -307,7 +307,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     help="small sizes, one repeat: every row of the table, quickly (the tests run it)")
-    ap.add_argument("--device", default=None, help="cpu or cuda (default: $FROZENBRIDGE_DEVICE, else CUDA if present)")
+    ap.add_argument("--device", default="auto",
+                    help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
     ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
     ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")

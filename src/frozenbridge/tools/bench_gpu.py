@@ -86,7 +86,9 @@ def run(args) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tiny", action="store_true", help="toy sizes, one repeat (checks the code path anywhere)")
-    ap.add_argument("--device", default=None, help="cpu or cuda (default: $FROZENBRIDGE_DEVICE, else CUDA if present)")
+    ap.add_argument("--device", default="auto",
+                    help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps "
+                         "(its figures are meant for a CUDA GPU)")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args()
     rows = run(args)

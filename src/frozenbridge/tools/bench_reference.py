@@ -267,8 +267,8 @@ def main() -> None:
                     help="skip the caption_qa_lora run; its step is scaled from caption_qa's by the reference's ratio")
     ap.add_argument("--train-pictures", type=int, default=32, help="training pictures to generate and encode")
     ap.add_argument("--test-pictures", type=int, default=8, help="held-back test_seen pictures to evaluate on")
-    ap.add_argument("--device", default=None,
-                    help="cpu, cuda, cuda:N or mps (default: $FROZENBRIDGE_DEVICE, else CUDA, else MPS, else CPU)")
+    ap.add_argument("--device", default="auto",
+                    help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
     ap.add_argument("--json", default=None, help="also write everything to this JSON file")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")

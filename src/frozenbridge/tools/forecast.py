@@ -75,7 +75,8 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path("data/shapes"),
                     help="the shapes study's pictures/ and features/, when dvc repro has made them (default "
                          "data/shapes; without them, stand-ins)")
-    ap.add_argument("--device", default="auto", help="auto (CUDA, else Apple's GPU, else CPU), cpu, cuda:N or mps")
+    ap.add_argument("--device", default="auto",
+                    help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
     ap.add_argument("--json", type=Path, help="also write the forecasts here")
     args = ap.parse_args()
     params = load_params(args.params)

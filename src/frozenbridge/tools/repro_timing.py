@@ -116,7 +116,8 @@ def run_repro(args: list[str]) -> tuple[float, dict[str, float], dict[str, float
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--force", action="store_true", help="rerun every stage (dvc repro --force)")
-    ap.add_argument("--json", type=Path, default=Path("bench/repro.json"))
+    ap.add_argument("--json", type=Path, default=Path("bench/repro.json"),
+                    help="where the timing is written, for the results page (default bench/repro.json)")
     ap.add_argument("--step-after", action="store_true",
                     help="only measure the benchmark step and record it as the after-run step of --json")
     args = ap.parse_args()

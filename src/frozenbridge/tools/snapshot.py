@@ -73,7 +73,8 @@ def main() -> None:
     ap.add_argument("name", help="folder name under results/ (e.g. all-recipes)")
     ap.add_argument("--workspace", type=Path, required=True, help="the experiment's workspace (repo root)")
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="the defaults to compare against")
-    ap.add_argument("--results", type=Path, default=Path("results"))
+    ap.add_argument("--results", type=Path, default=Path("results"),
+                    help="the folder that holds kept experiments, one subfolder each (default results)")
     args = ap.parse_args()
     try:
         print(save(args.name, args.workspace, args.params, args.results))

@@ -167,7 +167,7 @@ def vector_ceilings(params, vectors: dict) -> tuple[dict, torch.Tensor]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help=f"comma-separated settings (default: all): {', '.join(SETTINGS)}")
-    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--params", default="params.yaml", help="the params each setting changes (default params.yaml)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these tiny models)")
     args = ap.parse_args()
     names = args.only.split(",") if args.only else list(SETTINGS)

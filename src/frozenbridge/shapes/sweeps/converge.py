@@ -261,9 +261,10 @@ def save(path: Path, name: str, entry: dict, header: dict) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--params", default="params.yaml", help="the params each setting overrides (default params.yaml)")
     ap.add_argument("--data", default=str(DATA), help=f"the study's pictures/ and features/ (default {DATA})")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],
+                    help="replicate indices to train from scratch, each a run of every setting (default 0 1 2)")
     ap.add_argument("--steps", type=int, default=400, help="most stage-1 steps a run gets")
     ap.add_argument("--every", type=int, default=25, help="steps between caption evaluations")
     ap.add_argument("--items", type=int, default=60, help="seen-pair test pictures captioned at each evaluation")
@@ -275,7 +276,8 @@ def main() -> None:
                          "file; default params.yaml's); each setting is saved as '<label>: <setting>'")
     ap.add_argument("--label", default=None, help="the model's name in the table (default: --language's file or "
                                                   "directory name)")
-    ap.add_argument("--json", type=Path, default=Path("bench/converge.json"))
+    ap.add_argument("--json", type=Path, default=Path("bench/converge.json"),
+                    help="where runs are kept between calls and read by the report (default bench/converge.json)")
     ap.add_argument("--fresh", action="store_true", help="redo runs already in --json")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default: torch's choice; with --jobs, every core), split between the jobs")

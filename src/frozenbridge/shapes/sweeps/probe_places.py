@@ -72,10 +72,12 @@ def places(params, runs: Path, feature_shape: list[int], grid) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--params", type=Path, default=Path("params.yaml"))
-    ap.add_argument("--data", type=Path, default=Path("data/shapes"))
-    ap.add_argument("--runs", type=Path, default=Path("runs/shapes"))
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="the run's params (default params.yaml)")
+    ap.add_argument("--data", type=Path, default=Path("data/shapes"),
+                    help="the study's pictures/ and features/ (default data/shapes)")
+    ap.add_argument("--runs", type=Path, default=Path("runs/shapes"),
+                    help="the trained runs whose stage-1 connectors are probed (default runs/shapes)")
+    ap.add_argument("--out", type=Path, default=OUT, help=f"the results folder to write (default {OUT})")
     args = ap.parse_args()
     params = load_params(args.params)
     splits = {n: load_split(n, args.data / "pictures", args.data / "features", params.vision)

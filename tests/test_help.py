@@ -1,0 +1,58 @@
+"""Every flag of the commands a user types has help: the tools, the sweeps, the tiny-model writer and each
+subcommand of `frozenbridge`."""
+
+import argparse
+import runpy
+import sys
+
+import pytest
+
+MODULES = ["frozenbridge.tools.bench", "frozenbridge.tools.bench_gpu", "frozenbridge.tools.bench_reference",
+           "frozenbridge.tools.forecast", "frozenbridge.tools.report", "frozenbridge.tools.repro_timing",
+           "frozenbridge.tools.snapshot", "frozenbridge.shapes.sweeps.converge",
+           "frozenbridge.shapes.sweeps.probe_places", "frozenbridge.digits.sweeps.limits",
+           "frozenbridge.digits.sweeps.reachable", "frozenbridge.testing.tiny_models"]
+
+
+class _Parsed(Exception):
+    """Raised in place of parsing, carrying the parser a command built."""
+
+
+def _parser(monkeypatch, run) -> argparse.ArgumentParser:
+    def grab(self, *args, **kwargs):
+        raise _Parsed(self)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", grab)
+    with pytest.raises(_Parsed) as parsed:
+        run()
+    return parsed.value.args[0]
+
+
+def _without_help(parser: argparse.ArgumentParser) -> list[str]:
+    out = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            out += [f"{name} {flag}" for name, sub in action.choices.items() for flag in _without_help(sub)]
+        elif not action.help and not isinstance(action, argparse._HelpAction):
+            out.append("/".join(action.option_strings) or action.dest)
+    return out
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_flag_of_a_tool_has_help(module, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [module])
+    sys.modules.pop(module, None)
+    assert _without_help(_parser(monkeypatch, lambda: runpy.run_module(module, run_name="__main__"))) == []
+
+
+def test_every_flag_of_the_command_line_has_help(monkeypatch):
+    from frozenbridge import cli
+
+    assert _without_help(_parser(monkeypatch, lambda: cli.main(["draw", "x.png"]))) == []
+
+
+def test_a_flag_without_help_is_found(monkeypatch):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quiet", action="store_true", help="say less")
+    sub = ap.add_subparsers().add_parser("go")
+    sub.add_argument("--far")
+    assert _without_help(ap) == ["go --far"]
