@@ -116,3 +116,31 @@ def test_every_problem_is_one_line_and_exit_2(trained, tmp_path, capsys):
     (broken / "config.json").write_text(json.dumps(config))
     assert "missing-encoder" in fails("caption", str(broken), str(picture), "--device", "cpu")
     assert "caption" in cli("--help").stdout and "--json" in cli("caption", "--help").stdout
+
+
+def test_quick_look_trains_a_run_in_its_own_folder_and_the_readme_examples_use_it(tiny_models, tmp_path):
+    """The README's first command at toy size: pictures, features, a stage-1 run and a captioned test picture, all
+    under --out, whose run `frozenbridge caption` then uses as the README shows."""
+    import yaml
+
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({
+        "vision": {"name": str(tiny_models["siglip"]), "layer": None},
+        "language": {"name": str(tiny_models["qwen2"])},
+        "shapes": {"data": {"image_size": 64}, "train": {"batch_size": 4}, "evaluate": {"caption_tokens": 6}}}))
+    out = tmp_path / "quick"
+    proc = cli("quick-look", "--params", str(params), "--out", str(out), "--train-pictures", "16",
+               "--test-pictures", "3", "--steps", "2")
+    scores = json.loads((out / "scores.json").read_text())
+    assert (scores["of"], scores["steps"], scores["train_pictures"]) == (3, 2, 16)
+    assert scores["exact_percent"] == round(100 * scores["exact"] / 3, 2)
+    assert f"model wrote:   {scores['caption']}" in proc.stdout
+    assert f"{scores['exact']} of 3 test captions exactly right" in proc.stdout
+    assert (out / "look.png").read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["params.yaml", "quick"]  # nothing written elsewhere
+    draw = cli("draw", "--seed", "3", "--image-size", "64", str(tmp_path / "picture.png"))
+    assert draw.returncode == 0
+    caption = json.loads(cli("caption", scores["model"], str(tmp_path / "picture.png"), "--json").stdout)
+    assert caption[0]["picture"] == str(tmp_path / "picture.png")
+    bad = cli("quick-look", "--params", str(params), "--out", str(out), "--steps", "0", check=False)
+    assert (bad.returncode, bad.stderr.strip()) == (2, "error: --steps = 0 is too small; it must be at least 1")

@@ -22,7 +22,17 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 STARTS = ("python ", "dvc ", "frozenbridge ", ".venv/bin/python ", "./setup.sh")
 VALUE_OPTIONS = {"-S", "--set-param", "-n", "--name", "-j", "--jobs", "-m", "--message", "-o", "--out", "--keep",
                  "--drop", "--sort-by", "-r", "--remote", "--rev", "--targets", "--html-template", "--num"}
-CLI_COMMANDS = ("caption", "ask", "draw", "folder")
+def _cli_commands() -> tuple[str, ...]:
+    """The subcommands `frozenbridge` has, read from its parser."""
+    import argparse
+
+    from frozenbridge.cli import parser
+
+    (sub,) = [a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return tuple(sub.choices)
+
+
+CLI_COMMANDS = _cli_commands()
 
 
 def page_commands(text: str) -> list[str]:

@@ -3,6 +3,8 @@
     frozenbridge caption runs/shapes/caption/0/model photo.png other.jpg     # a caption per picture
     frozenbridge caption runs/onetoken/0/model photo.png                      # the one-token study's run
     frozenbridge ask runs/shapes/caption_qa/0/model photo.png "What color is the circle?"
+    frozenbridge quick-look                                                   # train a small run: quick/model
+    frozenbridge caption quick/model picture.png                              # ... and caption with it
     frozenbridge draw --seed 3 picture.png                                    # a shapes picture, its caption
     frozenbridge folder nlphuji/flickr30k data/flickr --split test --limit 2000  # a cached dataset as a folder
 
@@ -109,6 +111,19 @@ def draw(args) -> list[dict]:
              "held_out_pairs": [" ".join(p) for p in cfg.held_out] if args.held_out else []}]
 
 
+def quick(args) -> list[dict]:
+    import logging
+
+    from frozenbridge.shapes.params import load_params
+    from frozenbridge.shapes.quick_look import Size, quick_look
+
+    size = Size(args.train_pictures, args.test_pictures, args.steps)
+    size.check()
+    params = load_params(args.params)
+    logging.getLogger("frozenbridge").setLevel(logging.INFO)  # the forecast line: how long its steps will take
+    return [quick_look(params, size, Path(args.out))]
+
+
 def folder(args) -> list[dict]:
     from frozenbridge.onetoken.data.export import export_dataset
     from frozenbridge.onetoken.data.folder import read_folder
@@ -123,6 +138,15 @@ def folder(args) -> list[dict]:
 
 def _print(rows: list[dict]) -> None:
     for r in rows:
+        if "exact_percent" in r:
+            mark = "an exact match" if r["exact_match"] else "not an exact match"
+            print(f"{r['picture']}: a test picture the run never saw\n  true caption:  {r['true_caption']}\n"
+                  f"  model wrote:   {r['caption']}  ({mark})\n"
+                  f"{r['exact']} of {r['of']} test captions exactly right ({r['exact_percent']:g}%), after "
+                  f"{r['steps']} steps on {r['train_pictures']} pictures, in {r['seconds'] / 60:.1f} min\n"
+                  f"the run: {r['model']}; caption your own pictures with: frozenbridge caption {r['model']} "
+                  "picture.png")
+            continue
         if "folder" in r:
             print(f"{r['folder']}: {r['pictures']} pictures from {r['dataset']} ({r['split']}); train on it with "
                   f"dvc exp run -S onetoken.folder={r['folder']}")
@@ -179,6 +203,16 @@ def parser() -> argparse.ArgumentParser:
                                                             "caption)")
     f.add_argument("--limit", type=int, default=None, help="at most this many pictures (default all)")
     f.set_defaults(func=folder)
+    q = sub.add_parser("quick-look", parents=[common], help="train a small run in minutes and caption a test picture",
+                       description="Train the shapes study's stage 1 (the caption recipe) at a small size on "
+                                   "params.yaml's backbones, caption its test pictures and draw the first one. "
+                                   "Everything goes under --out; data/, runs/, metrics/ and plots/ are untouched.")
+    q.add_argument("--out", default="quick", help="the folder it writes (default quick)")
+    q.add_argument("--params", default="params.yaml", help="whose backbones and settings (default params.yaml)")
+    q.add_argument("--train-pictures", type=int, default=1000, help="training pictures to draw (default 1000)")
+    q.add_argument("--test-pictures", type=int, default=60, help="seen-pair test pictures to caption (default 60)")
+    q.add_argument("--steps", type=int, default=200, help="caption training steps (default 200)")
+    q.set_defaults(func=quick)
     return ap
 
 

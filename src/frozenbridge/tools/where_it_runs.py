@@ -1,6 +1,7 @@
 """The README's and results page's "where it runs" table: the default training's forecast in bf16 and fp32
-(`python -m frozenbridge.tools.forecast`) and the reference's sizes tried here (`python -m
-frozenbridge.tools.bench_reference`), from the JSON those commands wrote into bench/."""
+(`python -m frozenbridge.tools.forecast`), the reference's sizes tried here (`python -m
+frozenbridge.tools.bench_reference`) and the quick look (`frozenbridge quick-look`, its quick/scores.json copied to
+bench/quick-look.json), from the JSON those commands wrote."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 from frozenbridge.core.forecast import duration
 from frozenbridge.core.summary import read_json_if_present
 
-FORECAST, REFERENCE = "forecast-cpu-2core.json", "reference-cpu-2core.json"
-FILES = (FORECAST, REFERENCE)  # rendered here, not as generic benchmark tables
+FORECAST, REFERENCE, QUICK = "forecast-cpu-2core.json", "reference-cpu-2core.json", "quick-look.json"
+FILES = (FORECAST, REFERENCE, QUICK)  # rendered here, not as generic benchmark tables
 
 
 def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
@@ -43,16 +44,25 @@ def _reference_row(saved: dict) -> str:
             f"times: {duration(study['reference_seconds'])}); peak memory {memory['peak_rss_mb'] / 1024:.1f} GB |")
 
 
+def _quick_row(saved: dict) -> str:
+    s = saved["stage_seconds"]
+    return (f"| the quick look: {saved['steps']} caption steps on {saved['train_pictures']:,} pictures "
+            f"(`frozenbridge quick-look`, {saved['machine']['date']}) | {s['train'] / saved['steps']:.2f} s (the "
+            f"run's checks included) | {duration(saved['seconds'])} in all, of which drawing and encoding "
+            f"{duration(s['pictures'] + s['encode'])}; {saved['exact']} of {saved['of']} test captions exactly right |")
+
+
 def where_it_runs(bench: Path) -> list[str]:
-    """The table, or nothing when neither command has written its JSON."""
-    forecast, reference = (read_json_if_present(bench / name) for name in FILES)
+    """The table, or nothing when no command has written its JSON."""
+    forecast, reference, quick = (read_json_if_present(bench / name) for name in FILES)
     repro = read_json_if_present(bench / "repro.json")
-    if forecast is None and reference is None:
+    if forecast is None and reference is None and quick is None:
         return []
-    m = (forecast or reference)["machine"]
+    m = (forecast or reference or quick)["machine"]
     rows = [f"Time a step and what it comes to, measured on {m['device']} ({m['date']}; each row names the "
             "module of `frozenbridge` that measured it, run with `python -m`):", "",
             "| what | a training step | comes to |", "|---|---:|---|"]
     rows += _forecast_rows(forecast, repro) if forecast else []
     rows += [_reference_row(reference)] if reference else []
+    rows += [_quick_row(quick)] if quick else []
     return rows
