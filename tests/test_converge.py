@@ -95,6 +95,13 @@ def test_run_one_trains_and_scores_captions(tiny_models):
     assert out["steps_to_50"] == next((s for s, e in zip((2, 4), recount, strict=True) if e >= 50), None)
     assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())  # the LM stayed frozen
     assert time_step(params, data, lm, torch.device("cpu"), False, steps=2) > 0
+    written.clear()
+    with mock.patch.object(converge, "run_generation", recorded):
+        out = run_one(params, 0, data, test, lm, torch.device("cpu"), False, steps=2, every=2, items=6,
+                      train_curve=True)
+    assert [targets for _, targets in written] == [test.captions[:6], data.captions[:6]]  # test, then training
+    train = round(100 * sum(p.strip() == t.strip() for p, t in zip(*written[1], strict=True)) / 6, 2)
+    assert out["train_curve"] == [(2, train)]
 
 
 def test_workers_sharing_a_setting_keep_each_others_seeds(tmp_path):

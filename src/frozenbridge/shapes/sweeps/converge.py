@@ -67,7 +67,8 @@ BEFORE = {"train.lr": 1e-3, "train.stage1_schedule": "constant", "train.stage1_w
           "connector.merge": 2, "connector.order": "rows", "connector.norm": False, "connector.positions": False,
           "connector.init_scale": 1.0}
 COLUMNS = {**BEFORE, "connector.order": "columns"}
-MODE_KEYS = ("steps", "heldout", "stop", "language")  # how a setting's runs were made: runs made otherwise are redone
+# how a setting's runs were made: runs made otherwise are redone
+MODE_KEYS = ("steps", "heldout", "stop", "language", "train_curve")
 SETTINGS: dict[str, dict] = {
     "before (rows, lr 1e-3)": BEFORE,
     "rows + learned positions": {**BEFORE, "connector.positions": True},
@@ -124,9 +125,10 @@ def caption_accuracy(vlm: VLM, test, items: int, cfg) -> float:
 
 
 def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int, every: int, items: int,
-            heldout=None, stop: bool = True) -> dict:
+            heldout=None, stop: bool = True, train_curve: bool = False) -> dict:
     """Stage 1 from scratch for one seed; exact captions every `every` steps (also of held-out-pair pictures when
-    `heldout` is given); stops at the highest threshold when `stop`."""
+    `heldout` is given, and of the first `items` training pictures with `train_curve`: what a rule that stops
+    training on its own captions would see); stops at the highest threshold when `stop`."""
     seeds = run_seeds(params.seed, seed)
     connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
     vlm = VLM(lm, connector, device, bf16)
@@ -134,6 +136,7 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
     batches = caption_batches(data, seeds["captions"], params.shapes.train.batch_size)
     curve: list[tuple[int, float]] = []
     heldout_curve: list[tuple[int, float]] = []
+    train_seen: list[tuple[int, float]] = []
     history: list = []
     clock = {"train": 0.0, "start": time.perf_counter()}
 
@@ -146,6 +149,8 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
         curve.append((step, round(exact, 2)))
         if heldout is not None:
             heldout_curve.append((step, round(caption_accuracy(vlm, heldout, items, params.shapes.evaluate), 2)))
+        if train_curve:
+            train_seen.append((step, round(caption_accuracy(vlm, data, items, params.shapes.evaluate), 2)))
         connector.train()
         log.info("seed %d step %d: loss %.3f, exact captions %.1f%%%s", seed, step, history[-1][2], exact,
                  f" (held-out pairs {heldout_curve[-1][1]:.1f}%)" if heldout is not None else "")
@@ -156,6 +161,7 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
                 schedule=STAGE1_PHASE.schedule(params.shapes.train), schedule_steps=params.shapes.train.stage1_steps)
     done = len(history)
     return {"seed": seed, "curve": curve, **({"heldout_curve": heldout_curve} if heldout is not None else {}),
+            **({"train_curve": train_seen} if train_curve else {}),
             "steps_run": done, "step_seconds": round(clock["train"] / done, 4),
             "final_loss": round(history[-1][2], 4),
             **{f"steps_to_{t}": next((s for s, e in curve if e >= t), None) for t in THRESHOLDS}}
@@ -222,7 +228,7 @@ def seeded_run(params: Params, seed: int, inputs, args) -> dict:
     torch.manual_seed(0)
     np.random.seed(0)
     return run_one(params, seed, data, test, lm, device, bf16, args.steps, args.every, args.items, heldout,
-                   stop=not args.no_stop)
+                   stop=not args.no_stop, train_curve=args.train_curve)
 
 
 _WORKER: dict = {}  # a worker process's inputs, loaded by its first run of a sweep and kept for its later ones
@@ -287,6 +293,9 @@ def main() -> None:
     ap.add_argument("--heldout", action="store_true",
                     help="also caption the first --items held-out-pair test pictures at every evaluation")
     ap.add_argument("--no-stop", action="store_true", help="train every seed for --steps, past the thresholds")
+    ap.add_argument("--train-curve", action="store_true",
+                    help="also caption the first --items training pictures at every evaluation (what a rule that "
+                         "stops on the run's own training captions would read)")
     ap.add_argument("--time-steps", type=int, default=0, metavar="N",
                     help="only time each setting's step (median of N, this process alone) and record it; run it "
                          "with nothing else on the machine: the table's seconds come from it")
@@ -324,11 +333,12 @@ def main() -> None:
             save(args.json, name, results[name], {})
         print(format_table({k: results[k] for k in checked}))
         return
-    mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop, base.language.name)))
+    mode = dict(zip(MODE_KEYS, (args.steps, args.heldout, not args.no_stop, base.language.name, args.train_curve)))
     entries, todo = {}, []
     for name in checked:
         entry = results.get(name)
-        if entry is None or entry["overrides"] != settings[name] or any(entry.get(k, v) != v for k, v in mode.items()):
+        made = {**entry, "train_curve": entry.get("train_curve", False)} if entry is not None else None  # older
+        if made is None or made["overrides"] != settings[name] or any(made.get(k, v) != v for k, v in mode.items()):
             entry = {"overrides": settings[name], **mode, "runs": []}
         entries[name] = entry
         done = {r["seed"] for r in entry["runs"]}
