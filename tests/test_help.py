@@ -1,5 +1,5 @@
-"""Every flag of the commands a user types has help: the tools, the sweeps, the tiny-model writer and each
-subcommand of `frozenbridge`."""
+"""The commands a user types, the tools, the sweeps, the tiny-model writers and each subcommand of `frozenbridge`:
+every flag has help, and the usage line shows the command as it is typed."""
 
 import argparse
 import runpy
@@ -11,7 +11,8 @@ MODULES = ["frozenbridge.tools.bench", "frozenbridge.tools.bench_gpu", "frozenbr
            "frozenbridge.tools.forecast", "frozenbridge.tools.report", "frozenbridge.tools.repro_timing",
            "frozenbridge.tools.snapshot", "frozenbridge.shapes.sweeps.converge",
            "frozenbridge.shapes.sweeps.probe_places", "frozenbridge.digits.sweeps.limits",
-           "frozenbridge.digits.sweeps.reachable", "frozenbridge.testing.tiny_models"]
+           "frozenbridge.digits.sweeps.reachable", "frozenbridge.testing.tiny_models",
+           "frozenbridge.testing.tiny_gguf", "frozenbridge.tools.plots_template"]
 
 
 class _Parsed(Exception):
@@ -41,13 +42,17 @@ def _without_help(parser: argparse.ArgumentParser) -> list[str]:
 def test_every_flag_of_a_tool_has_help(module, monkeypatch):
     monkeypatch.setattr(sys, "argv", [module])
     sys.modules.pop(module, None)
-    assert _without_help(_parser(monkeypatch, lambda: runpy.run_module(module, run_name="__main__"))) == []
+    parser = _parser(monkeypatch, lambda: runpy.run_module(module, run_name="__main__"))
+    assert _without_help(parser) == []
+    assert parser.format_usage().startswith(f"usage: python -m {module} ")
 
 
 def test_every_flag_of_the_command_line_has_help(monkeypatch):
     from frozenbridge import cli
 
-    assert _without_help(_parser(monkeypatch, lambda: cli.main(["draw", "x.png"]))) == []
+    parser = _parser(monkeypatch, lambda: cli.main(["draw", "x.png"]))
+    assert _without_help(parser) == []
+    assert parser.format_usage().startswith("usage: frozenbridge ")
 
 
 def test_a_flag_without_help_is_found(monkeypatch):

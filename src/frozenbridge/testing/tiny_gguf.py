@@ -171,10 +171,12 @@ def write_unsupported_gguf(out: Path, arch: str = "rwkv6") -> Path:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.testing.tiny_gguf", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir", type=Path, help="where to write <arch>/ and <arch>-<qtype>.gguf")
-    ap.add_argument("--arch", choices=ARCHS, default="qwen2")
-    ap.add_argument("--qtype", choices=QTYPES, default="F32")
+    ap.add_argument("--arch", choices=ARCHS, default="qwen2", help="the architecture of the tiny model (default qwen2)")
+    ap.add_argument("--qtype", choices=QTYPES, default="F32",
+                    help="how its weights are stored in the GGUF (default F32)")
     args = ap.parse_args()
     source, path = tiny_gguf(args.dir, args.arch, args.qtype)
     print(f"source: {source}\ngguf: {path}")

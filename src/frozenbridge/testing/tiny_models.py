@@ -294,7 +294,8 @@ def build_all(root: Path) -> dict[str, Path]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.testing.tiny_models", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir", type=Path, help="where to write clip/, siglip/ and qwen2/")
     args = ap.parse_args()
     for name, path in build_all(args.dir).items():

@@ -304,7 +304,8 @@ def format_table(rows: list[dict]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     help="small sizes, one repeat: every row of the table, quickly (the tests run it)")
     ap.add_argument("--device", default="auto",

@@ -260,7 +260,8 @@ def report(result: dict) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench_reference", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tiny", action="store_true", help="toy sizes (checks the code path anywhere, in seconds)")
     ap.add_argument("--steps", type=int, default=3, help="training steps of each run, the first untimed (default 3)")
     ap.add_argument("--no-lora", action="store_true",

@@ -68,7 +68,8 @@ def forecast(params, device: torch.device, precision: str, data: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.forecast", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="the params whose runs are forecast")
     ap.add_argument("--precision", nargs="+", default=["auto"], choices=["auto", "bf16", "fp32"],
                     help="one forecast per precision (default: auto, what the training stages run)")

@@ -234,7 +234,8 @@ def update_readme(readme: Path, root: Path) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.report", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", type=Path, default=Path("."), help="the project root (metrics/, bench/, README.md)")
     ap.add_argument("--check", action="store_true", help="exit 1 if docs/results.md or the README's headline differ")
     args = ap.parse_args()

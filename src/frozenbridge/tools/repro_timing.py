@@ -114,7 +114,8 @@ def run_repro(args: list[str]) -> tuple[float, dict[str, float], dict[str, float
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.repro_timing", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--force", action="store_true", help="rerun every stage (dvc repro --force)")
     ap.add_argument("--json", type=Path, default=Path("bench/repro.json"),
                     help="where the timing is written, for the results page (default bench/repro.json)")

@@ -69,7 +69,8 @@ def _spell(value: object) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.snapshot", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("name", help="folder name under results/ (e.g. all-recipes)")
     ap.add_argument("--workspace", type=Path, required=True, help="the experiment's workspace (repo root)")
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="the defaults to compare against")

@@ -165,7 +165,8 @@ def vector_ceilings(params, vectors: dict) -> tuple[dict, torch.Tensor]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.digits.sweeps.limits", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help=f"comma-separated settings (default: all): {', '.join(SETTINGS)}")
     ap.add_argument("--params", default="params.yaml", help="the params each setting changes (default params.yaml)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest for these tiny models)")

@@ -45,7 +45,8 @@ def reach(folder: Path, steps: int, lr: float) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.digits.sweeps.reachable", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("folders", nargs="+", type=Path, help="saved character LMs (weights.pt, config.json)")
     ap.add_argument("--steps", type=int, default=400, help="Adam steps fitting each digit's free prefix (default 400)")
     ap.add_argument("--lr", type=float, default=1e-2, help="their learning rate (default 1e-2)")

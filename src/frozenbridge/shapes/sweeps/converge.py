@@ -266,7 +266,8 @@ def save(path: Path, name: str, entry: dict, header: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.shapes.sweeps.converge", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--params", default="params.yaml", help="the params each setting overrides (default params.yaml)")
     ap.add_argument("--data", default=str(DATA), help=f"the study's pictures/ and features/ (default {DATA})")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2],

@@ -71,7 +71,8 @@ def places(params, runs: Path, feature_shape: list[int], grid) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.shapes.sweeps.probe_places", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="the run's params (default params.yaml)")
     ap.add_argument("--data", type=Path, default=Path("data/shapes"),
                     help="the study's pictures/ and features/ (default data/shapes)")
