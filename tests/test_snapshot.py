@@ -44,6 +44,21 @@ def test_save_copies_metrics_and_renders(tmp_path):
     assert "| caption_qa_lora | 0 | 37.4 | no | no | 37.4 | yes |" in lines and "digest abc" in lines
 
 
+def test_save_keeps_only_the_metrics_named_and_the_note(tmp_path):
+    work = tmp_path / "exp"
+    (work / "metrics" / "shapes").mkdir(parents=True)
+    (work / "params.yaml").write_text(yaml.safe_dump({"language": {"name": "qwen.gguf"}}))
+    for name in ("scores.json", "text.json"):
+        (work / "metrics" / "shapes" / name).write_text("{}")
+    base = tmp_path / "params.yaml"
+    base.write_text(yaml.safe_dump({"language": {"name": "smollm2-135m"}}))
+    out = save("qwen", work, base, tmp_path / "results", only=["shapes/scores.json"], note="ran here in 90 min")
+    assert sorted(p.name for p in (out / "metrics" / "shapes").iterdir()) == ["scores.json"]
+    assert json.loads((out / "experiment.json").read_text())["note"] == "ran here in 90 min"
+    with pytest.raises(FrozenbridgeError, match="shapes/probes.json not under"):
+        save("qwen", work, base, tmp_path / "results", only=["shapes/probes.json"])
+
+
 def test_save_refuses_a_folder_without_metrics(tmp_path):
     with pytest.raises(FrozenbridgeError, match="no params.yaml and metrics"):
         save("x", tmp_path, tmp_path / "params.yaml", tmp_path / "results")

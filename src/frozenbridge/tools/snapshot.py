@@ -44,8 +44,16 @@ def _commit(workspace: Path) -> str | None:
     return out.stdout.strip() or None
 
 
-def save(name: str, workspace: Path, base_params: Path, results: Path) -> Path:
+def save(name: str, workspace: Path, base_params: Path, results: Path, only: list[str] | None = None,
+         note: str | None = None) -> Path:
+    """`only`: the metrics files to keep (paths under metrics/, e.g. shapes/scores.json), when the experiment ran
+    part of the pipeline and the rest of its metrics/ is the checkout's own; `note`: how it was run, in words."""
     metrics = sorted((workspace / "metrics").rglob("*.json"))
+    if only is not None:
+        missing = [m for m in only if not (workspace / "metrics" / m).is_file()]
+        if missing:
+            raise FrozenbridgeError(f"--only: {', '.join(missing)} not under {workspace / 'metrics'}")
+        metrics = [workspace / "metrics" / m for m in only]
     if not (workspace / "params.yaml").is_file() or not metrics:
         raise FrozenbridgeError(f"{workspace}: no params.yaml and metrics/**/*.json there; give the folder of the "
                                 "experiment's workspace (after `dvc exp run`, or `dvc exp apply NAME`)")
@@ -58,7 +66,7 @@ def save(name: str, workspace: Path, base_params: Path, results: Path) -> Path:
             shutil.copyfile(m, target)
         command = "dvc exp run " + " ".join(f"-S '{k}={_spell(v)}'" for k, v in changed.items())
         write_json(tmp / "experiment.json", {"name": name, "params_changed": changed, "command": command,
-                                             "commit": _commit(workspace)})
+                                             "commit": _commit(workspace), **({"note": note} if note else {})})
     return out
 
 
@@ -76,9 +84,13 @@ def main() -> None:
     ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="the defaults to compare against")
     ap.add_argument("--results", type=Path, default=Path("results"),
                     help="the folder that holds kept experiments, one subfolder each (default results)")
+    ap.add_argument("--only", nargs="+", metavar="FILE",
+                    help="keep only these metrics files, paths under metrics/ (e.g. shapes/scores.json): the ones "
+                         "the experiment made, when it ran part of the pipeline")
+    ap.add_argument("--note", help="how it was run, in words (machine, minutes, what ran): shown in the results page")
     args = ap.parse_args()
     try:
-        print(save(args.name, args.workspace, args.params, args.results))
+        print(save(args.name, args.workspace, args.params, args.results, args.only, args.note))
     except FrozenbridgeError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
