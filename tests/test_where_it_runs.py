@@ -53,8 +53,9 @@ def test_the_quick_look_row_is_read_from_its_scores(tmp_path):
     bench = tmp_path / "bench"
     write(bench, QUICK, {"machine": MACHINE, "steps": 200, "train_pictures": 1000, "exact": 41, "of": 60,
                          "seconds": 330.0, "stage_seconds": {"pictures": 12.0, "encode": 48.0, "models": 10.0,
-                                                             "train": 230.0, "captions": 30.0}})
+                                                             "train": 230.0, "captions": 30.0},
+                         "benchmark_step_seconds": 2.33})
     (row,) = [r for r in where_it_runs(bench) if "quick look" in r]
-    assert row == ("| the quick look: 200 caption steps on 1,000 pictures (`frozenbridge quick-look`, 2026-12-02) | "
-                   "1.15 s (the run's checks included) | 6 min in all, of which drawing and encoding 60 s; 41 of 60 "
+    assert row == ("| the quick look: 200 caption steps on 1,000 pictures (`frozenbridge quick-look`, 2026-12-02; "
+                   "that day's benchmark step 2.33 s) | 1.15 s (the run's checks included) | 6 min in all, of which drawing and encoding 60 s; 41 of 60 "
                    "test captions exactly right |")

@@ -45,10 +45,11 @@ def _reference_row(saved: dict) -> str:
 
 
 def _quick_row(saved: dict) -> str:
-    s = saved["stage_seconds"]
+    s, bench = saved["stage_seconds"], saved.get("benchmark_step_seconds")
+    day = f"; that day's benchmark step {bench:.2f} s" if bench else ""
     return (f"| the quick look: {saved['steps']} caption steps on {saved['train_pictures']:,} pictures "
-            f"(`frozenbridge quick-look`, {saved['machine']['date']}) | {s['train'] / saved['steps']:.2f} s (the "
-            f"run's checks included) | {duration(saved['seconds'])} in all, of which drawing and encoding "
+            f"(`frozenbridge quick-look`, {saved['machine']['date']}{day}) | {s['train'] / saved['steps']:.2f} s "
+            f"(the run's checks included) | {duration(saved['seconds'])} in all, of which drawing and encoding "
             f"{duration(s['pictures'] + s['encode'])}; {saved['exact']} of {saved['of']} test captions exactly right |")
 
 
