@@ -223,3 +223,8 @@ def test_model_table_gives_worst_and_median_seed_every_50_steps():
     assert row[2:6] == ["0.0 (20.0)", "10.0 (60.0)", "55.0 (75.0)", "65.0 (75.0)"]
     assert row[6] == "150 (300)"  # worst seed to 50%: step 150, 150 x 2.0 s
     assert row[7] == "never (of 200)" and row[8] == "2.00 |"
+    # beside a row of 400 steps, this row's seeds say nothing past its own 200, even the one that reached 70%
+    longer = {**entry, "steps": 400, "runs": [{**fast, "curve": fast["curve"] + [(400, 95)]}]}
+    rows = model_table({"items": 60, "results": {"tiny: default": entry, "tiny: longer": longer}})
+    assert rows[-2].split(" | ")[2:10] == ["0.0 (20.0)", "10.0 (60.0)", "55.0 (75.0)", "65.0 (75.0)",
+                                           "—", "—", "—", "—"]

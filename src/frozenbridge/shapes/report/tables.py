@@ -157,12 +157,14 @@ def heldout_curve_table(saved: dict) -> list[str]:
 MODEL_EVERY = 50  # the model table shows exact captions every this many steps, up to its longest runs
 
 
-def _exact_at(run: dict, step: int) -> float | None:
-    """A seed's exact captions at `step`; a seed stopped early at the highest threshold keeps that score after."""
+def _exact_at(run: dict, step: int, steps: int) -> float | None:
+    """A seed's exact captions at `step`; a seed stopped early at the highest threshold keeps that score after, up
+    to the `steps` its row ran (past them, and for a seed that ran them all, there is nothing to say: None)."""
     curve = dict(run["curve"])
     if step in curve:
         return curve[step]
-    stopped = run["curve"] and run["curve"][-1][0] < step and run.get("steps_to_70") is not None
+    last = run["curve"][-1][0] if run["curve"] else steps
+    stopped = last < step <= steps and last < steps and run.get("steps_to_70") is not None
     return run["curve"][-1][1] if stopped else None
 
 
@@ -190,7 +192,7 @@ def model_table(saved: dict) -> list[str]:
         step_s = entry.get("step_seconds", s.get("step_seconds"))
         cells = []
         for step in model_steps:
-            at = [_exact_at(r, step) for r in runs]
+            at = [_exact_at(r, step, entry["steps"]) for r in runs]
             cells.append("—" if None in at else f"{min(at):.1f} ({statistics.median(at):.1f})")
         reach = [_reach(s[f"worst_{t}"], step_s, entry["steps"]) for t in (50, 70)]
         rows.append(f"| {name} | {s['seeds']} | {' | '.join(cells)} | {reach[0]} | {reach[1]} | "
