@@ -117,11 +117,9 @@ def quick(args) -> list[dict]:
     from frozenbridge.shapes.params import load_params
     from frozenbridge.shapes.quick_look import Size, quick_look
 
-    size = Size(args.train_pictures, args.test_pictures, args.steps)
-    size.check()
     params = load_params(args.params)
     logging.getLogger("frozenbridge").setLevel(logging.INFO)  # the forecast line: how long its steps will take
-    return [quick_look(params, size, Path(args.out))]
+    return [quick_look(params, Size(args.train_pictures, args.test_pictures, args.steps), Path(args.out))]
 
 
 def folder(args) -> list[dict]:

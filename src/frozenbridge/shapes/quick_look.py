@@ -20,11 +20,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from frozenbridge.bridge.saved_run import load_run
 from frozenbridge.core.atomic import atomic_path, write_json
 from frozenbridge.core.backbones import load_vision
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.feature_cache import encode_images, picture_batches
+from frozenbridge.core.measure import machine
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
 from frozenbridge.shapes.evaluation.scoring import exact_match, run_generation
 from frozenbridge.shapes.params import Params
@@ -99,9 +101,6 @@ def draw(png: bytes, truth: str, said: str, right: bool, out: Path) -> None:
 
 def quick_look(params: Params, size: Size, out: Path) -> dict:
     """Pictures, features, a stage-1 run and its test captions under `out`; returns what it printed and where."""
-    from frozenbridge.bridge.saved_run import load_run
-    from frozenbridge.core.measure import machine
-
     size.check()
     params = scaled(params, size)
     clock = {"start": time.perf_counter()}

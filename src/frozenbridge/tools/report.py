@@ -175,8 +175,7 @@ def backbone_table(folder: Path, root: Path) -> list[str]:
     default = " + ".join(str((params.get(part) or {}).get("name", "?")) for part in ("vision", "language"))
     named = ", ".join(f"{k} = {Path(str(v)).name}" for k, v in changed.items())
     out = [f"`{exp.get('name', folder.name)}` beside the default run ({default}, `metrics/shapes/`) and the "
-           "reference (SigLIP-B/16 + Qwen2.5-0.5B, 400 caption and 400 question steps): median [lowest–highest] "
-           "over each run's replicates.", "",
+           f"reference, {REFERENCE_SOURCES['shapes']}: median [lowest–highest] over each run's replicates.", "",
            f"| measure | default run | {named} | reference |", "|---|---:|---:|---|"]
     for key, r in theirs.items():
         mine = _value(ours[key]) if key in ours else "—"
