@@ -19,3 +19,14 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
     from frozenbridge.testing.tiny_models import build_all
 
     return build_all(tmp_path_factory.mktemp("tiny-models"))
+
+
+@pytest.fixture(scope="session")
+def family_lms(tmp_path_factory) -> Path:
+    """A folder of tiny random-weight language models, one per family of LM_FAMILIES, named by the family."""
+    from frozenbridge.testing.tiny_models import LM_FAMILIES, build_family_lm
+
+    root = tmp_path_factory.mktemp("family_lms")
+    for family in LM_FAMILIES:
+        build_family_lm(root / family, family)
+    return root

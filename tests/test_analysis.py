@@ -136,13 +136,14 @@ def trained_runs(tiny_models, tmp_path, recipes, perturb=None):
     from test_train import tiny_split
 
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
+    from frozenbridge.shapes.params import Params, ShapesParams, Stage1Until, TrainParams
     from frozenbridge.shapes.paths import STAGE1, model_dir
     from frozenbridge.shapes.training import run as training
 
     cpu = torch.device("cpu")
     data = tiny_split()
-    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, lora_lr=1e-2)))
+    p = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                     batch_size=4, stage1_steps=2, stage2_steps=2, lora_lr=1e-2)))
     name = str(tiny_models["qwen2"])
     training.train(p, None, 0, data, load_language(name), cpu, False, model_dir(tmp_path, STAGE1, 0))
     for recipe in recipes:

@@ -13,7 +13,7 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.checkpoint import Checkpoints
-from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
+from frozenbridge.shapes.params import Params, ShapesParams, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import train
 
 CPU = torch.device("cpu")
@@ -24,7 +24,8 @@ class Killed(Exception):
 
 
 def params(every: int) -> Params:
-    return Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=4, stage2_steps=4, mix_captions=2,
+    return Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                        batch_size=4, stage1_steps=4, stage2_steps=4, mix_captions=2,
                                     checkpoint_every=every)))
 
 

@@ -20,7 +20,7 @@ from frozenbridge.core.backbones import load_language, load_vision
 from frozenbridge.core.feature_cache import decode_png
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
 from frozenbridge.shapes.data.vocab import caption_prompt, question_prompt
-from frozenbridge.shapes.params import DataParams, Params, ShapesParams, SplitSizes, TrainParams
+from frozenbridge.shapes.params import DataParams, Params, ShapesParams, SplitSizes, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import train
 from frozenbridge.shapes.training.split_data import SplitData
 
@@ -49,7 +49,8 @@ def trained(tiny_models, tmp_path_factory) -> tuple[Path, Path]:
     data = SplitData(table.column("caption").to_pylist(), table.column("questions").to_pylist(),
                      table.column("shapes").to_pylist(), feats, encoder.metadata())
     lm = load_language(str(tiny_models["qwen2"]))
-    params = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=3, stage2_steps=2)))
+    params = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                          batch_size=4, stage1_steps=3, stage2_steps=2)))
     train(params, None, 0, data, lm, CPU, False, tmp / "run")
     picture = tmp / "picture.png"
     picture.write_bytes(table.column("png")[0].as_py())

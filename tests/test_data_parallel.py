@@ -113,7 +113,7 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
     from test_train import tiny_split
 
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
+    from frozenbridge.shapes.params import Params, ShapesParams, Stage1Until, TrainParams
     from frozenbridge.shapes.training.run import train as train_run
 
     torch.set_num_threads(1)
@@ -122,7 +122,8 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
         dist.init_process_group("gloo", rank=rank, world_size=world_size)
     try:
         data, lm = tiny_split(), load_language(lm_path)
-        p = Params(shapes=ShapesParams(train=TrainParams(batch_size=6, stage1_steps=3, stage2_steps=3, lora_lr=0.01)))
+        p = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                         batch_size=6, stage1_steps=3, stage2_steps=3, lora_lr=0.01)))
         train_run(p, None, 0, data, lm, torch.device("cpu"), False, out / "stage1")
         if world_size > 1:
             dist.barrier()  # rank 0 has written stage 1, which the recipe starts from

@@ -12,7 +12,7 @@ from test_train import tiny_split
 from frozenbridge.core import forecast
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.forecast import StepClock, duration, forecast_line
-from frozenbridge.shapes.params import Params, ShapesParams, TrainParams
+from frozenbridge.shapes.params import Params, ShapesParams, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import study_steps, train
 
 
@@ -60,7 +60,8 @@ def test_study_steps_count_stage1_and_every_recipe_per_replicate():
 
 def test_a_training_run_logs_the_line_once_with_its_own_numbers(tiny_models, tmp_path, caplog):
     lm = load_language(str(tiny_models["qwen2"]))
-    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=7, stage2_steps=2)))
+    p = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                     batch_size=4, stage1_steps=7, stage2_steps=2)))
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
         train(p, None, 0, tiny_split(), lm, torch.device("cpu"), False, tmp_path / "s1")
     lines = [r.getMessage() for r in caplog.records if "s a step (median" in r.getMessage()]
@@ -81,7 +82,7 @@ def test_the_forecast_command_times_stage_one_steps_and_multiplies(tiny_models, 
     from frozenbridge.tools.forecast import forecast
 
     p = Params(language=LanguageParams(name=str(tiny_models["qwen2"])), shapes=ShapesParams(
-        train=TrainParams(batch_size=4, stage1_steps=10, stage2_steps=5)))
+        train=TrainParams(stage1_until=Stage1Until(share=0), batch_size=4, stage1_steps=10, stage2_steps=5)))
     row = forecast(p, torch.device("cpu"), "fp32", tmp_path / "no-data")
     assert row["runs_as"] == "fp32" and row["steps_from"] == "stand-in features and one caption"
     assert row["study_steps"] == study_steps(p) == 2 * (10 + 15 + 5) and row["step_seconds"] > 0

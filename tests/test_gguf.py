@@ -104,14 +104,15 @@ def test_run_trained_on_a_gguf_saves_its_name_and_rebuilds(ggufs, cache, tmp_pat
     from frozenbridge.bridge.model import VLM
     from frozenbridge.bridge.saved_run import load_connector, load_run
     from frozenbridge.shapes.evaluation.scoring import evaluate_split
-    from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, TrainParams
+    from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams
     from frozenbridge.shapes.training.run import train
 
     source, gguf = ggufs[("qwen2", "F32")]
     name = str(gguf)
     lm = load_language(name)
     data, test = tiny_split(), tiny_split(6, seed=1)
-    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2)))
+    p = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                     batch_size=4, stage1_steps=2, stage2_steps=2)))
     train(p, None, 0, data, lm, CPU, False, tmp_path / "stage1")
     for recipe in ("caption_qa", "caption_qa_lora"):
         run = train(p, recipe, 0, data, lm, CPU, False, tmp_path / recipe, stage1_dir=tmp_path / "stage1")

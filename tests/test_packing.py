@@ -14,7 +14,7 @@ from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import IGNORE, Item, Packed, Tokens, build, unpack
 from frozenbridge.core.backbones import load_language
-from frozenbridge.testing.tiny_models import LM_FAMILIES, build_family_lm
+from frozenbridge.testing.tiny_models import LM_FAMILIES
 
 CPU = torch.device("cpu")
 QUESTIONS = (("Question: How many shapes are there? Answer:", "two"),
@@ -26,11 +26,8 @@ ROWS = [Packed(0, QUESTIONS), Packed(2, QUESTIONS[1:3]), Packed(3, QUESTIONS[:1]
 
 
 @pytest.fixture(scope="module")
-def family_dirs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("families")
-    for family in LM_FAMILIES:
-        build_family_lm(root / family, family)
-    return {family: root / family for family in LM_FAMILIES}
+def family_dirs(family_lms):
+    return {family: family_lms / family for family in LM_FAMILIES}
 
 
 @pytest.fixture(scope="module")

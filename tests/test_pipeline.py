@@ -103,7 +103,7 @@ def tiny_profile(tiny_models) -> dict:
         shapes={"recipes": RECIPES,
                 "data": {"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
                 "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2,
-                          "precision": "fp32"},
+                          "precision": "fp32", "stage1_until": {"items": 3, "every": 1, "max_steps": 4}},
                 "evaluate": {"items": 3, "batch_size": 8, "caption_tokens": 12, "answer_tokens": 3}},
         digits={"data": {"train": 300, "test": 60, "seed": 0},
                 "classifier": {"hidden": [32, 16], "epochs": 2, "batch_size": 64, "lr": 0.002},

@@ -18,7 +18,7 @@ from frozenbridge.core.device import DEVICE_ENV, pick_device
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.precision import compile_layers, prepare_frozen
 from frozenbridge.shapes.training.split_data import question_batches
-from frozenbridge.testing.tiny_models import LM_FAMILIES, build_family_lm
+from frozenbridge.testing.tiny_models import LM_FAMILIES
 
 CPU = torch.device("cpu")
 LOSS_RTOL = 0.02  # bf16 keeps 8 bits of mantissa: on this batch the loss moves 0.9% from fp32 (stated bound: 2%)
@@ -63,14 +63,6 @@ def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
     assert torch.allclose(grad_c, grad_e, rtol=1e-3, atol=1e-6)
 
 
-@pytest.fixture(scope="module")
-def family_lms(tmp_path_factory):
-    root = tmp_path_factory.mktemp("family_lms")
-    for family in LM_FAMILIES:
-        build_family_lm(root / family, family)
-    return root
-
-
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("family", ["qwen2", *LM_FAMILIES])
 def test_language_model_families_train_with_lora_and_evaluate(family_lms, tiny_models, tmp_path, caplog, family,
@@ -86,7 +78,7 @@ def test_language_model_families_train_with_lora_and_evaluate(family_lms, tiny_m
     (RMSNorm on queries and keys)."""
     from frozenbridge.bridge.saved_run import load_run
     from frozenbridge.shapes.evaluation.scoring import evaluate_split
-    from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, TrainParams
+    from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams
     from frozenbridge.shapes.training.run import train
 
     path = str(tiny_models["qwen2"] if family == "qwen2" else family_lms / family)
@@ -94,7 +86,8 @@ def test_language_model_families_train_with_lora_and_evaluate(family_lms, tiny_m
     prepare_frozen(lm.model, CPU, bf16)
     frozen = {k: v.clone() for k, v in lm.model.state_dict().items()}
     data, test = tiny_split(), tiny_split(6, seed=1)
-    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2)))
+    p = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                     batch_size=4, stage1_steps=2, stage2_steps=2)))
     with caplog.at_level(logging.INFO, logger="frozenbridge.model"):
         s1 = train(p, None, 0, data, lm, CPU, bf16, tmp_path / "stage1")
         run = train(p, "caption_qa_lora", 0, data, lm, CPU, bf16, tmp_path / "lora", stage1_dir=tmp_path / "stage1")

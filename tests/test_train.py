@@ -15,7 +15,8 @@ from frozenbridge.core.backbones import load_language
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
 from frozenbridge.shapes.data.vocab import wrong_pictures
 from frozenbridge.shapes.evaluation.scoring import eval_items, evaluate_split, exact_match, gap, percent
-from frozenbridge.shapes.params import DataParams, EvaluateParams, Params, ShapesParams, SplitSizes, TrainParams
+from frozenbridge.shapes.params import (DataParams, EvaluateParams, Params, ShapesParams, SplitSizes, Stage1Until,
+                                        TrainParams)
 from frozenbridge.shapes.training.recipes import RECIPES
 from frozenbridge.shapes.training.run import run_seeds, train
 from frozenbridge.shapes.training.split_data import SplitData, question_batches
@@ -34,7 +35,8 @@ def tiny_split(n: int = 12, seed: int = 0) -> SplitData:
 
 
 def params(**train) -> Params:
-    return Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2, mix_captions=2,
+    return Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                        batch_size=4, stage1_steps=2, stage2_steps=2, mix_captions=2,
                                                         **train)))
 
 
@@ -144,7 +146,7 @@ def test_learning_rate_schedule():
 
 
 def test_questions_after_captions_have_their_own_schedule():
-    from frozenbridge.shapes.params import TrainParams
+    from frozenbridge.shapes.params import Stage1Until, TrainParams
     from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE
 
     p = TrainParams(stage1_schedule="constant", stage1_warmup=0.0, stage2_schedule="cosine", stage2_warmup=0.2)

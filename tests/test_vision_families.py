@@ -230,7 +230,7 @@ def test_families_train_with_lora_and_evaluate(models, tiny_models, tmp_path, fa
     run rebuilt from its directory (its encoder too), and evaluation with every condition, in fp32 and bf16."""
     from frozenbridge.bridge.saved_run import load_run
     from frozenbridge.shapes.evaluation.scoring import evaluate_split
-    from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, TrainParams
+    from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams
     from frozenbridge.shapes.training.run import train
 
     enc = load_vision(str(models / family), features, None)
@@ -239,7 +239,8 @@ def test_families_train_with_lora_and_evaluate(models, tiny_models, tmp_path, fa
     lm = load_language(str(tiny_models["qwen2"]))
     prepare_frozen(lm.model, CPU, bf16)
     frozen = {k: v.clone() for k, v in lm.model.state_dict().items()}
-    p = Params(shapes=ShapesParams(train=TrainParams(batch_size=4, stage1_steps=2, stage2_steps=2)))
+    p = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+                                                     batch_size=4, stage1_steps=2, stage2_steps=2)))
     s1 = train(p, None, 0, data, lm, CPU, bf16, tmp_path / "stage1")
     run = train(p, "caption_qa_lora", 0, data, lm, CPU, bf16, tmp_path / "lora", stage1_dir=tmp_path / "stage1")
     assert np.isfinite(s1["final_loss"]) and np.isfinite(run["final_loss"]) and run["lora_params"] > 0

@@ -31,12 +31,13 @@ def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimize
                 steps: int, name: str, desc: str | None = None, done: int = 0,
                 schedule: tuple[str, float] = ("constant", 0.0), schedule_steps: int | None = None, first_step: int = 0,
                 after_step: Callable[[int, float], bool | None] | None = None,
-                more: tuple[str, int] | None = None) -> None:
+                more: tuple[str, int] | None = None, least: int | None = None) -> None:
     """Steps `done`..`steps` (`done` > 0 when resuming), the learning rate following `schedule` over
     `schedule_steps` (default `steps`). `after_step(n, loss)` runs after step n and ends the loop when it returns
     True. A loss that is not finite stops with a clear error naming the run (`name`) and the step (counted from
     `first_step`); `desc` labels the progress bar. After its first few steps the loop logs one line: device,
-    precision, step time and the time its steps take (and `more` = (what, steps) at that step time)."""
+    precision, step time and the time its steps take (and `more` = (what, steps) at that step time); `least`: a
+    loop that `after_step` may end after `least` steps, whose line gives both ends."""
     for group in optimizer.param_groups:
         group.setdefault("base_lr", group["lr"])
     clock = StepClock(steps - done)
@@ -49,6 +50,7 @@ def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimize
                                     "metrics written (lower the learning rate or check the features)")
         step_seconds = clock.lap()
         if step_seconds is not None:
-            log.info("%s", forecast_line(name, vlm.device, describe(vlm.bf16), step_seconds, steps - done, more))
+            log.info("%s", forecast_line(name, vlm.device, describe(vlm.bf16), step_seconds, steps - done, more,
+                                         None if least is None else max(0, least - done)))
         if after_step is not None and after_step(step + 1, float(loss.item())):
             return

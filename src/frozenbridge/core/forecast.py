@@ -41,11 +41,17 @@ class StepClock:
 
 
 def forecast_line(name: str, device, precision: str, step_seconds: float, steps: int,
-                  more: tuple[str, int] | None = None) -> str:
+                  more: tuple[str, int] | None = None, least: int | None = None) -> str:
     """The one line a run logs before its long part: device, precision, the measured step time, and what it comes
-    to for the loop's `steps` (and, with `more` = (what, steps), for a larger whole such as every run of a study)."""
-    line = (f"{name}: {device}, {precision}: {step_seconds:.2f} s a step (median of steps {WARMUP + 1}-"
-            f"{WARMUP + TIMED}), so its {steps:,} steps take about {duration(step_seconds * steps)}")
+    to for the loop's `steps` (and, with `more` = (what, steps), for a larger whole such as every run of a study).
+    With `least`, the loop may stop after that many steps, and the line gives both ends."""
+    line = f"{name}: {device}, {precision}: {step_seconds:.2f} s a step "
+    line += f"(median of steps {WARMUP + 1}-{WARMUP + TIMED}), "
+    if least is not None and least < steps:
+        line += (f"so its {least:,} to {steps:,} steps take about {duration(step_seconds * least)} to "
+                 f"{duration(step_seconds * steps)}")
+    else:
+        line += f"so its {steps:,} steps take about {duration(step_seconds * steps)}"
     if more is not None:
         line += f"; {more[0]} ({more[1]:,} steps) about {duration(step_seconds * more[1])} at this step time"
     return line

@@ -77,6 +77,16 @@ class ConnectorParams:
 
 
 @dataclass(frozen=True)
+class Stage1Until:
+    """Stage 1 past its `stage1_steps`: every `every` steps it captions its first `items` training pictures and stops
+    once a `share` of them is exactly right, or at `max_steps` (training.stage1_rule says why)."""
+    share: float = field(0.6, fraction())  # 0 turns the rule off: stage 1 trains stage1_steps exactly
+    items: int = field(60, integer())
+    every: int = field(50, integer())
+    max_steps: int = field(600, integer())
+
+
+@dataclass(frozen=True)
 class TrainParams:
     batch_size: int = field(16, integer())
     lr: float = field(1e-3, number(0, 1))
@@ -86,7 +96,8 @@ class TrainParams:
     stage1_warmup: float = field(0.0, fraction())
     stage2_schedule: str = field("cosine", choice(*SCHEDULES))
     stage2_warmup: float = field(0.1, fraction())
-    stage1_steps: int = field(200, integer())
+    stage1_steps: int = field(200, integer())  # the fewest: then stage1_until decides
+    stage1_until: Stage1Until = field(Stage1Until())
     stage2_steps: int = field(150, integer())
     mix_captions: int = field(4, integer())  # captions added to each stage-2 batch of the caption_qa_mix recipe
     lora_rank: int = field(8, integer())
@@ -101,6 +112,11 @@ class TrainParams:
     # processes a training run is split over (one per GPU; torchrun starts them): each takes its share of every
     # batch and their gradients are summed, so the loss curve is the one-process curve
     processes: int = field(1, integer())
+
+    def validate(self, key: str) -> None:
+        if self.stage1_until.share > 0 and self.stage1_until.max_steps < self.stage1_steps:
+            raise fail(f"{key}.stage1_until.max_steps", self.stage1_until.max_steps,
+                       f"an integer >= {key}.stage1_steps ({self.stage1_steps}): stage 1 trains at least that many")
 
 
 @dataclass(frozen=True)

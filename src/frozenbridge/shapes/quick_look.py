@@ -52,11 +52,13 @@ class Size:
 
 
 def scaled(params: Params, size: Size) -> Params:
-    """params.yaml's params at the quick look's size: fewer pictures and steps, one replicate, the caption recipe."""
+    """params.yaml's params at the quick look's size: fewer pictures and steps, one replicate, the caption recipe.
+    Stage 1 trains `steps` exactly (its rule is off: the quick look's minutes are the point)."""
     sizes = dataclasses.replace(params.shapes.data.sizes, train=size.train_pictures, test_seen=size.test_pictures)
     shapes = dataclasses.replace(
         params.shapes, recipes=["caption"], data=dataclasses.replace(params.shapes.data, sizes=sizes),
-        train=dataclasses.replace(params.shapes.train, stage1_steps=size.steps, checkpoint_every=0, processes=1))
+        train=dataclasses.replace(params.shapes.train, stage1_steps=size.steps, checkpoint_every=0, processes=1,
+                                  stage1_until=dataclasses.replace(params.shapes.train.stage1_until, share=0.0)))
     return dataclasses.replace(params, replicates=[0], shapes=shapes)
 
 

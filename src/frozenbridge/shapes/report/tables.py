@@ -200,6 +200,50 @@ def model_table(saved: dict) -> list[str]:
     return rows
 
 
+def _steps_to(curve: list, percent: float) -> int | None:
+    return next((s for s, e in curve if e >= percent), None)
+
+
+def rule_table(saved: dict, params: dict | None) -> list[str]:
+    """Stage 1's stopping rule (training.stage1_rule, as params.yaml sets it) read on each seed's training-caption
+    curve from `converge --train-curve`: where it stops, and the seen-pair test captions there."""
+    from frozenbridge.shapes.params import Params
+    from frozenbridge.shapes.training.stage1_rule import is_check, stop_step
+
+    t = Params.parse(params or {}).shapes.train
+    u = t.stage1_until
+    entries = {n: e for n, e in saved["results"].items() if all("train_curve" in r for r in e["runs"])}
+    if u.share == 0 or not entries or saved["items"] != u.items:
+        return []
+    goal = 100 * u.share
+    rows = [f"Stage 1's stopping rule as params.yaml sets it (`shapes.train.stage1_until`): from step {t.stage1_steps} "
+            f"on, every {u.every} steps, the first {u.items} training pictures are captioned and stage 1 stops once "
+            f"{goal:g}% are exact, at {u.max_steps} steps at most. Read here on each seed's training-caption curve "
+            "(`converge --train-curve`, the same captions the rule reads); \"—\" where a seed's run ended before the "
+            f"rule would stop. The test captions are the {saved['items']} seen-pair test pictures of the table above.",
+            "", f"| language model: setting | seeds | steps the rule trains, per seed | seen-pair test captions exact "
+            f"at its stop, %: worst (median) | seeds at {goal:g}% or more there | worst seed: steps to {goal:g}% on "
+            "test | worst seed: seconds the rule trains |", "|---|---:|---|---:|---:|---:|---:|"]
+    for name, entry in entries.items():
+        stops, exact = [], []
+        for r in entry["runs"]:
+            stop = stop_step([(s, e) for s, e in r["train_curve"] if is_check(s, t)], t)
+            ran = stop <= r["steps_run"] and stop in dict(r["curve"])
+            stops.append(stop if ran else None)
+            exact.append(dict(r["curve"])[stop] if ran else None)
+        step_s = entry.get("step_seconds", entry["summary"].get("step_seconds"))
+        to_goal = [_steps_to(r["curve"], goal) for r in entry["runs"]]
+        worst_to = "never" if None in to_goal else f"{max(to_goal)}"
+        if None in exact:
+            cells = "—", "—", worst_to, "—"
+        else:
+            cells = (f"{min(exact):.1f} ({statistics.median(exact):.1f})", f"{sum(e >= goal for e in exact)} of "
+                     f"{len(exact)}", worst_to, f"{max(stops) * step_s:.0f}" if step_s is not None else "—")
+        rows.append(f"| {name} | {len(stops)} | {', '.join('—' if s is None else str(s) for s in stops)} | "
+                    + " | ".join(cells) + " |")
+    return rows
+
+
 def _matches(overrides: dict, params: dict) -> bool:
     """Whether params.yaml (a mapping) holds every override, keys under `shapes:` as the sweep spells them."""
     def get(key: str):
@@ -247,6 +291,8 @@ def shapes_results(metrics: Path, bench: Path, params: dict | None) -> tuple[lis
         sweep += heldout_curve_table(frontier)
     if (models := read_json_if_present(bench / "converge-models.json")) is not None:
         sweep += [*model_table(models), ""]
+        if rule := rule_table(models, params):
+            sweep += [*rule, ""]
     return parts, sweep
 
 

@@ -51,11 +51,11 @@ from frozenbridge.core.config import read_yaml
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.measure import timed
 from frozenbridge.core.stage import run_cli
-from frozenbridge.shapes.evaluation.scoring import exact_match, run_generation
 from frozenbridge.shapes.params import Params, load_params
 from frozenbridge.shapes.paths import DATA
 from frozenbridge.shapes.training.recipes import STAGE1_PHASE
 from frozenbridge.shapes.training.run import new_connector, run_seeds, train_phase
+from frozenbridge.shapes.training import stage1_rule
 from frozenbridge.shapes.training.split_data import caption_batches, load_split
 from frozenbridge.shapes.training.start import setup
 
@@ -119,16 +119,15 @@ def _say_short(items: int, held: int) -> None:
 def caption_accuracy(vlm: VLM, test, items: int, cfg) -> float:
     if items > len(test.captions):
         _say_short(items, len(test.captions))
-    rows = [test.caption_item(i) for i in range(min(items, len(test.captions)))]
-    preds = run_generation(vlm, rows, test.feats, cfg, cfg.caption_tokens, "captions")
-    return 100.0 * sum(exact_match(p, r.target) for p, r in zip(preds, rows)) / len(rows)
+    return stage1_rule.caption_accuracy(vlm, test, items, cfg)
 
 
 def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int, every: int, items: int,
             heldout=None, stop: bool = True, train_curve: bool = False) -> dict:
     """Stage 1 from scratch for one seed; exact captions every `every` steps (also of held-out-pair pictures when
     `heldout` is given, and of the first `items` training pictures with `train_curve`: what a rule that stops
-    training on its own captions would see); stops at the highest threshold when `stop`."""
+    training on its own captions would see); stops at the highest threshold when `stop` (with `train_curve`, once
+    the pipeline's stage-1 rule has stopped too: `rule_stop` is the step it stops at, training.stage1_rule)."""
     seeds = run_seeds(params.seed, seed)
     connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
     vlm = VLM(lm, connector, device, bf16)
@@ -155,16 +154,33 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
         log.info("seed %d step %d: loss %.3f, exact captions %.1f%%%s", seed, step, history[-1][2], exact,
                  f" (held-out pairs {heldout_curve[-1][1]:.1f}%)" if heldout is not None else "")
         clock["start"] = time.perf_counter()
-        return stop and exact >= max(THRESHOLDS)
+        return stop and exact >= max(THRESHOLDS) and (not train_curve or rule_met(train_seen, params))
 
     train_phase(vlm, data, STAGE1_PHASE, steps, batches, optimizer, history, f"seed {seed}", after_step=after_step,
                 schedule=STAGE1_PHASE.schedule(params.shapes.train), schedule_steps=params.shapes.train.stage1_steps)
     done = len(history)
     return {"seed": seed, "curve": curve, **({"heldout_curve": heldout_curve} if heldout is not None else {}),
-            **({"train_curve": train_seen} if train_curve else {}),
+            **({"train_curve": train_seen, "rule_stop": rule_stop(train_seen, params, done)} if train_curve else {}),
             "steps_run": done, "step_seconds": round(clock["train"] / done, 4),
             "final_loss": round(history[-1][2], 4),
             **{f"steps_to_{t}": next((s for s, e in curve if e >= t), None) for t in THRESHOLDS}}
+
+
+def rule_checks(train_seen: list, params: Params) -> list:
+    return [(s, e) for s, e in train_seen if stage1_rule.is_check(s, params.shapes.train)]
+
+
+def rule_met(train_seen: list, params: Params) -> bool:
+    t = params.shapes.train
+    return any(e >= 100 * t.stage1_until.share for _, e in rule_checks(train_seen, params))
+
+
+def rule_stop(train_seen: list, params: Params, done: int) -> int | None:
+    """The step the pipeline's stage-1 rule stops at on this run's training captions; None if the run ended before
+    it would (its checks, at --every steps, must fall on the rule's: stage1_steps + k x stage1_until.every)."""
+    t = params.shapes.train
+    step = stage1_rule.stop_step(rule_checks(train_seen, params), t)
+    return step if step <= done else None
 
 
 def time_step(params: Params, data, lm, device, bf16, steps: int) -> float:

@@ -32,6 +32,7 @@ from frozenbridge.core.seeds import spawn
 from frozenbridge.shapes.params import Params
 from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE, Phase
 from frozenbridge.shapes.training.split_data import SplitData, caption_batches, question_batches
+from frozenbridge.shapes.training.stage1_rule import Stage1Rule, rule_steps
 
 log = logging.getLogger("frozenbridge.train")
 
@@ -80,18 +81,19 @@ def batches_for(phase: Phase, data: SplitData, seeds: dict, params: Params):
 
 def train_phase(vlm: VLM, data: SplitData, phase: Phase, steps: int, batches, optimizer, history: list,
                 run: str, done: int = 0, after_step=None, schedule: tuple[str, float] = ("constant", 0.0),
-                schedule_steps: int | None = None, more: tuple[str, int] | None = None) -> None:
+                schedule_steps: int | None = None, more: tuple[str, int] | None = None,
+                least: int | None = None) -> None:
     """Steps `done`..`steps` of one phase (`done` > 0 when resuming), each recorded in `history` as (global step,
     phase, loss); `after_step(n)` runs after step n and stops the phase early when it returns True. The learning
-    rate follows `schedule` over `schedule_steps` (default: the phase's steps); `more` goes to the forecast line
-    (bridge.step.train_steps)."""
+    rate follows `schedule` over `schedule_steps` (default: the phase's steps); `more` and `least` (the fewest
+    steps, where `after_step` may stop the phase sooner than `steps`) go to the forecast line (bridge.step)."""
     start = len(history) - done  # global step count before this phase
 
     def record(step: int, loss: float) -> bool:
         history.append((start + step, phase.data, loss))
         return after_step is not None and bool(after_step(step))
     train_steps(vlm, batches, data.feats, optimizer, steps, run, f"{run} {phase.data}", done, schedule,
-                schedule_steps, start, record, more)
+                schedule_steps, start, record, more, least)
 
 
 def study_steps(params: Params) -> int:
@@ -103,7 +105,8 @@ def study_steps(params: Params) -> int:
 
 
 def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict, params: Params, history: list,
-               run: str, checkpoints: Checkpoints) -> object | None:
+               run: str, checkpoints: Checkpoints, rule: Stage1Rule | None = None) -> object | None:
+    """Train `phases` in turn; stage 1 (`rule` given) stops where the rule says (training.stage1_rule)."""
     resume = checkpoints.load()
     if resume is not None:
         vlm.connector.load_state_dict(resume["connector"])
@@ -133,12 +136,17 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
         for _ in range(done):  # the streams depend on the seed only: skipping replays them exactly
             next(batches)
 
-        def after_step(step: int, i=i, optimizer=optimizer) -> None:
+        def after_step(step: int, i=i, optimizer=optimizer) -> bool:
+            if rule is not None and rule(step):  # every process reads the same captions and stops alike
+                return True  # before a checkpoint: one written here would be resumed past the check that passed
             if world()[0] == 0 and checkpoints.due(len(history)):  # one process writes
                 checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
-        train_phase(vlm, data, phase, phase.n_steps(params.shapes.train), batches, optimizer, history, run, done,
-                    after_step, phase.schedule(params.shapes.train),
-                    more=("every shapes training run in params.yaml", study_steps(params)))
+            return False
+        steps = rule_steps(params.shapes.train) if rule is not None else phase.n_steps(params.shapes.train)
+        train_phase(vlm, data, phase, steps, batches, optimizer, history, run, done, after_step,
+                    phase.schedule(params.shapes.train), schedule_steps=phase.n_steps(params.shapes.train),
+                    more=("every shapes training run in params.yaml", study_steps(params)),
+                    least=phase.n_steps(params.shapes.train) if rule is not None else None)
     return peft_model
 
 
@@ -189,8 +197,10 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     if world()[1] > 1:
         vlm = DataParallel(vlm)
     start = time.perf_counter()
-    peft_model = run_phases(vlm, data, phases, seeds, params, history, run, checkpoints)
-    steps = sum(p.n_steps(params.shapes.train) for p in phases)
+    rule = Stage1Rule(vlm, data, params.shapes.train, params.shapes.evaluate, run) if recipe is None else None
+    before = len(history)
+    peft_model = run_phases(vlm, data, phases, seeds, params, history, run, checkpoints, rule)
+    steps = len(history) - before
     if steps:
         log.info("%s: %d steps in %.1f s, %.2f s a step (%s)", run, steps, time.perf_counter() - start,
                  (time.perf_counter() - start) / steps, describe(bf16))
@@ -198,6 +208,7 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
             "connector_params": connector.n_params, "image_tokens": connector.n_out,
             "lora_params": sum(p.numel() for p in lm.model.parameters() if p.requires_grad) if peft_model else 0,
             "steps": len(history), "final_loss": history[-1][2] if history else None,
+            **({"stage1_checks": rule.checks} if rule is not None else {}),
             "encoder": data.meta["encoder"], "encoder_revision": data.meta["revision"],
             "language": lm.name, "language_revision": lm.revision,
             "language_check": {"before": language_before, "after": language_state(lm, device, bf16)}}
