@@ -12,7 +12,9 @@ from test_train import tiny_split
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import Params
-from frozenbridge.shapes.sweeps.converge import SETTINGS, apply_overrides, run_one, summarize, time_step
+from frozenbridge.shapes.sweeps.converge import run_one, time_step
+from frozenbridge.shapes.sweeps.converge_results import summarize
+from frozenbridge.shapes.sweeps.converge_settings import SETTINGS, apply_overrides
 
 
 def test_every_setting_is_valid_and_names_the_same_knobs():
@@ -69,7 +71,7 @@ def test_run_one_trains_and_scores_captions(tiny_models):
     recounted here from those captions and the pictures' own."""
     from unittest import mock
 
-    from frozenbridge.shapes.sweeps import converge
+    from frozenbridge.shapes.training import stage1_rule
 
     lm = load_language(str(tiny_models["qwen2"]))
     data, test = tiny_split(12, seed=0), tiny_split(6, seed=1)
@@ -78,14 +80,14 @@ def test_run_one_trains_and_scores_captions(tiny_models):
     assert isinstance(params, Params)
     before = {k: v.clone() for k, v in lm.model.state_dict().items()}
     written = []
-    generation = converge.run_generation
+    generation = stage1_rule.run_generation
 
     def recorded(vlm, rows, *args):
         preds = generation(vlm, rows, *args)
         written.append((preds, [r.target for r in rows]))
         return preds
 
-    with mock.patch.object(converge, "run_generation", recorded):
+    with mock.patch.object(stage1_rule, "run_generation", recorded):
         out = run_one(params, 0, data, test, lm, torch.device("cpu"), False, steps=4, every=2, items=6)
     assert [s for s, _ in out["curve"]] == [2, 4] and out["steps_run"] == 4
     assert [targets for _, targets in written] == [test.captions[:6]] * 2
@@ -96,7 +98,7 @@ def test_run_one_trains_and_scores_captions(tiny_models):
     assert all(torch.equal(before[k], v) for k, v in lm.model.state_dict().items())  # the LM stayed frozen
     assert time_step(params, data, lm, torch.device("cpu"), False, steps=2) > 0
     written.clear()
-    with mock.patch.object(converge, "run_generation", recorded):
+    with mock.patch.object(stage1_rule, "run_generation", recorded):
         out = run_one(params, 0, data, test, lm, torch.device("cpu"), False, steps=2, every=2, items=6,
                       train_curve=True)
     assert [targets for _, targets in written] == [test.captions[:6], data.captions[:6]]  # test, then training
@@ -105,7 +107,7 @@ def test_run_one_trains_and_scores_captions(tiny_models):
 
 
 def test_workers_sharing_a_setting_keep_each_others_seeds(tmp_path):
-    from frozenbridge.shapes.sweeps.converge import save
+    from frozenbridge.shapes.sweeps.converge_results import save
 
     path = tmp_path / "converge.json"
     mode = {"overrides": {"train.lr": 0.001}, "steps": 75, "heldout": False, "stop": True}
@@ -195,7 +197,7 @@ def test_jobs_refuses_step_timing(tmp_path):
 def test_language_flag_runs_the_named_model_and_labels_its_rows(tiny_models, tmp_path):
     """--language replaces params.yaml's language model for every run; the rows are saved as '<label>: <setting>'
     with the model's name (the mode a row's runs are reused under)."""
-    from frozenbridge.shapes.sweeps.converge import model_label
+    from frozenbridge.shapes.sweeps.converge_settings import model_label
 
     params, data = write_study(tmp_path, tmp_path / "not-a-model")  # params.yaml names nothing that loads
     saved = sweep(params, data, tmp_path / "m.json", "--seeds", "0", "--threads", "1",

@@ -4,8 +4,11 @@ every flag has help, and the usage line shows the command as it is typed."""
 import argparse
 import runpy
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MODULES = ["frozenbridge.tools.bench", "frozenbridge.tools.bench_gpu", "frozenbridge.tools.bench_reference",
            "frozenbridge.tools.forecast", "frozenbridge.tools.report", "frozenbridge.tools.repro_timing",
@@ -61,3 +64,17 @@ def test_a_flag_without_help_is_found(monkeypatch):
     sub = ap.add_subparsers().add_parser("go")
     sub.add_argument("--far")
     assert _without_help(ap) == ["go --far"]
+
+
+STAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "stages").glob("*/*.py"))
+
+
+@pytest.mark.parametrize("script", STAGES)
+def test_every_stage_script_names_itself_as_dvc_runs_it(script, monkeypatch):
+    """`python stages/shapes/train.py --help` says `usage: python stages/shapes/train.py`, not `train.py`; every flag
+    has help."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", [script])
+    parser = _parser(monkeypatch, lambda: runpy.run_path(script, run_name="__main__"))
+    assert parser.format_usage().startswith(f"usage: python {script} ")
+    assert _without_help(parser) == []

@@ -21,7 +21,7 @@ from frozenbridge.shapes.training.start import setup
 
 def main() -> None:
     ap = add_dirs(stage_parser(__doc__))
-    ap.add_argument("--recipe", required=True, choices=RECIPE_NAMES)
+    ap.add_argument("--recipe", required=True, choices=RECIPE_NAMES, help="the recipe whose run to evaluate (one of %(choices)s)")
     ap.add_argument("--replicate", type=int, required=True, help="one of params.yaml replicates")
     args = ap.parse_args()
     params = load_params(args.params)

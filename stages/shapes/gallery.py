@@ -18,7 +18,7 @@ from frozenbridge.shapes.summary.gallery import run_gallery
 
 def main() -> None:
     ap = add_dirs(stage_parser(__doc__))
-    ap.add_argument("--recipe", required=True, choices=RECIPE_NAMES)
+    ap.add_argument("--recipe", required=True, choices=RECIPE_NAMES, help="the recipe whose run captions the gallery (one of %(choices)s)")
     ap.add_argument("--plots", default=str(PLOTS), help=f"where the gallery goes (default {PLOTS})")
     args = ap.parse_args()
     params = load_params(args.params)

@@ -18,7 +18,7 @@ from frozenbridge.shapes.training.start import start_training, training_parser
 
 def main() -> None:
     ap = training_parser(__doc__)
-    ap.add_argument("--recipe", required=True, choices=RECIPE_NAMES)
+    ap.add_argument("--recipe", required=True, choices=RECIPE_NAMES, help="the recipe to train (one of %(choices)s)")
     args = ap.parse_args()
     params, data, device, bf16, lm = start_training(args)
     out, stage1 = model_dir(args.runs, args.recipe, args.replicate), model_dir(args.runs, STAGE1, args.replicate)

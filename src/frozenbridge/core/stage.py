@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Callable
@@ -23,8 +24,11 @@ def run_cli(main: Callable[[], None]) -> None:
 
 
 def stage_parser(doc: str | None) -> argparse.ArgumentParser:
-    """An argument parser whose --help prints the stage's docstring as written, with the usual --params."""
-    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    """An argument parser whose --help prints the stage's docstring as written, with the usual --params; its usage
+    line names the script as dvc.yaml runs it (`python stages/shapes/train.py`, not `train.py`)."""
+    script = Path(sys.argv[0])
+    prog = f"python {os.path.relpath(script)}" if script.parent.parent.name == "stages" else None
+    ap = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--params", default="params.yaml", help="params file (default: params.yaml)")
     return ap
 

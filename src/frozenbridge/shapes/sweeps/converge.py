@@ -28,15 +28,11 @@ Results go to bench/converge.json (kept between calls: finished runs are not red
 from __future__ import annotations
 
 import argparse
-import copy
-import fcntl
 import functools
 import json
 import logging
 import os
-import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -46,68 +42,23 @@ import torch
 
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.step import training_step
-from frozenbridge.core.atomic import write_text
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.measure import timed
 from frozenbridge.core.stage import run_cli
 from frozenbridge.shapes.params import Params, load_params
 from frozenbridge.shapes.paths import DATA
+from frozenbridge.shapes.sweeps.converge_results import format_table, save, summarize
+from frozenbridge.shapes.sweeps.converge_settings import (MODE_KEYS, SETTINGS, THRESHOLDS, apply_overrides,
+                                                         model_label, parse_override)
+from frozenbridge.shapes.training import stage1_rule
 from frozenbridge.shapes.training.recipes import STAGE1_PHASE
 from frozenbridge.shapes.training.run import new_connector, run_seeds, train_phase
-from frozenbridge.shapes.training import stage1_rule
 from frozenbridge.shapes.training.split_data import caption_batches, load_split
 from frozenbridge.shapes.training.start import setup
 
 log = logging.getLogger("frozenbridge.converge")
-THRESHOLDS = (50, 70)
 
-# Every setting names all the knobs tried, so a row means the same whatever params.yaml holds today.
-BEFORE = {"train.lr": 1e-3, "train.stage1_schedule": "constant", "train.stage1_warmup": 0.0, "train.batch_size": 16,
-          "connector.merge": 2, "connector.order": "rows", "connector.norm": False, "connector.positions": False,
-          "connector.init_scale": 1.0}
-COLUMNS = {**BEFORE, "connector.order": "columns"}
-# how a setting's runs were made: runs made otherwise are redone
-MODE_KEYS = ("steps", "heldout", "stop", "language", "train_curve")
-SETTINGS: dict[str, dict] = {
-    "before (rows, lr 1e-3)": BEFORE,
-    "rows + learned positions": {**BEFORE, "connector.positions": True},
-    "columns": COLUMNS,
-    "columns + learned positions": {**COLUMNS, "connector.positions": True},
-    "columns, lr 2e-3": {**COLUMNS, "train.lr": 2e-3},
-    "columns, lr 2e-3, warmup 5% + cosine": {**COLUMNS, "train.lr": 2e-3, "train.stage1_schedule": "cosine",
-                                             "train.stage1_warmup": 0.05},
-    "columns, last layer x0.1 at init": {**COLUMNS, "connector.init_scale": 0.1},
-    "columns, LayerNorm on features": {**COLUMNS, "connector.norm": True},
-    "columns, batch 8": {**COLUMNS, "train.batch_size": 8},
-    "columns, 16 tokens (merge 4)": {**COLUMNS, "connector.merge": 4},
-}
-
-
-def apply_overrides(raw: dict, overrides: dict) -> Params:
-    """params.yaml's mapping with dotted-key overrides of keys under `shapes:` (train.lr, connector.merge, ...),
-    validated like params.yaml itself."""
-    raw = copy.deepcopy(raw)
-    for key, value in overrides.items():
-        node = raw.setdefault("shapes", {})
-        *parents, last = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = value
-    return Params.parse(raw)
-
-
-def model_label(name: str) -> str:
-    """A language model's name for the table: its file's or directory's name, or the name as given."""
-    path = Path(name).expanduser()
-    return path.stem if path.suffix.lower() == ".gguf" else (path.name if path.exists() else name)
-
-
-def parse_override(text: str) -> tuple[str, object]:
-    if "=" not in text:
-        raise FrozenbridgeError(f"--setting: {text!r} is not key=value (e.g. train.lr=2e-3)")
-    key, value = text.split("=", 1)
-    return key, read_yaml(value)
 
 
 @functools.lru_cache(maxsize=None)
@@ -195,40 +146,6 @@ def time_step(params: Params, data, lm, device, bf16, steps: int) -> float:
     return round(timed(lambda: training_step(vlm, next(batches), data.feats, optimizer), steps), 4)
 
 
-def summarize(runs: list[dict], steps: int) -> dict:
-    """Median and worst over seeds; a seed that never reached a threshold counts as beyond `steps` (None)."""
-    out = {"seeds": len(runs), "step_seconds": round(statistics.median(r["step_seconds"] for r in runs), 4),
-           "best_exact": [max((e for _, e in r["curve"]), default=0.0) for r in runs]}
-    for t in THRESHOLDS:
-        reached = [r[f"steps_to_{t}"] for r in runs]
-        ranked = sorted(reached, key=lambda s: float("inf") if s is None else s)
-        out[f"median_{t}"] = ranked[(len(ranked) - 1) // 2] if len(ranked) % 2 else _median_or_none(ranked)
-        out[f"worst_{t}"] = ranked[-1]
-    return out
-
-
-def _median_or_none(ranked: list) -> float | None:
-    a, b = ranked[len(ranked) // 2 - 1], ranked[len(ranked) // 2]
-    return None if a is None or b is None else (a + b) / 2
-
-
-def format_table(results: dict) -> str:
-    """Steps, then seconds (steps x s/step), to each threshold: median / worst seed; — = not within the steps."""
-    lines = [f"{'setting':<40} {'s/step':>7} " + " ".join(f"{'median/worst to ' + str(t) + '%: steps (s)':>30}"
-                                                         for t in THRESHOLDS) + "  best exact per seed", "-" * 136]
-    for name, entry in results.items():
-        s = {**entry["summary"], "step_seconds": entry.get("step_seconds", entry["summary"]["step_seconds"])}
-        cells = []
-        for t in THRESHOLDS:
-            med, worst = s[f"median_{t}"], s[f"worst_{t}"]
-            fmt = lambda v: "—" if v is None else f"{v:g}"  # noqa: E731
-            sec = lambda v: "—" if v is None else f"{v * s['step_seconds']:.0f}"  # noqa: E731
-            cells.append(f"{fmt(med) + ' / ' + fmt(worst) + ' (' + sec(med) + ' / ' + sec(worst) + ')':>30}")
-        lines.append(f"{name:<40} {s['step_seconds']:>7.2f} " + " ".join(cells) + "  " +
-                     ", ".join(f"{e:g}" for e in s["best_exact"]))
-    return "\n".join(lines)
-
-
 def load_inputs(base: Params, data_dir: str, heldout: bool):
     """(training, seen-pair test and, when asked, held-out-pair test split; device, bf16, language model)."""
     pictures, features = Path(data_dir) / "pictures", Path(data_dir) / "features"
@@ -260,25 +177,6 @@ def worker_run(sweep: str, threads: int, base: Params, name: str, params: Params
         _WORKER.update(sweep=sweep, inputs=load_inputs(base, args.data, args.heldout))
     log.info("setting %r, seed %d (worker %d, %d threads)", name, seed, os.getpid(), threads)
     return name, seeded_run(params, seed, _WORKER["inputs"], args)
-
-
-def save(path: Path, name: str, entry: dict, header: dict) -> None:
-    """Merge one setting's entry into the JSON file (several workers may share it: `--only` splits the list)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(Path(tempfile.gettempdir()) / "frozenbridge-converge.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        saved = json.loads(path.read_text()) if path.is_file() else {"results": {}}
-        saved.update(header)
-        theirs = saved["results"].get(name)
-        if theirs is not None and all(theirs.get(k) == entry.get(k) for k in ("overrides", *MODE_KEYS)):
-            mine = {r["seed"] for r in entry["runs"]}  # another worker's seeds of the same setting stay
-            entry["runs"] = sorted(entry["runs"] + [r for r in theirs["runs"] if r["seed"] not in mine],
-                                   key=lambda r: r["seed"])
-            entry["summary"] = summarize(entry["runs"], entry["steps"])
-        saved["results"][name] = entry
-        known = [k for k in SETTINGS if k in saved["results"]]  # the table follows SETTINGS, extras after
-        saved["results"] = {k: saved["results"][k] for k in known + [k for k in saved["results"] if k not in known]}
-        write_text(path, json.dumps(saved, indent=2) + "\n")
 
 
 def main() -> None:

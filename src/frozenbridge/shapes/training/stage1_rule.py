@@ -26,10 +26,7 @@ log = logging.getLogger("frozenbridge.train")
 def caption_accuracy(vlm: VLM, split: SplitData, items: int, cfg: EvaluateParams) -> float:
     """Percent of the first `items` pictures of `split` (all, if it holds fewer) captioned exactly, greedily."""
     rows = [split.caption_item(i) for i in range(min(items, len(split.captions)))]
-    was_training = vlm.connector.training
-    vlm.connector.eval()
     preds = run_generation(vlm, rows, split.feats, cfg, cfg.caption_tokens, "captions")
-    vlm.connector.train(was_training)
     return 100.0 * sum(exact_match(p, r.target) for p, r in zip(preds, rows)) / len(rows)
 
 
@@ -59,7 +56,9 @@ class Stage1Rule:
     def __call__(self, step: int) -> bool:
         if not is_check(step, self.t):
             return False
+        self.vlm.connector.eval()
         exact = round(caption_accuracy(self.vlm, self.data, self.t.stage1_until.items, self.cfg), 2)
+        self.vlm.connector.train()
         self.checks.append((step, exact))
         met = exact >= 100 * self.t.stage1_until.share
         log.info("%s: step %d, %.1f%% of its first %d training captions exact (stops at %.0f%%): %s", self.run, step,
