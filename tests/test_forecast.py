@@ -11,7 +11,7 @@ from test_train import tiny_split
 
 from frozenbridge.core import forecast
 from frozenbridge.core.backbones import load_language
-from frozenbridge.core.forecast import StepClock, duration, forecast_line
+from frozenbridge.core.forecast import Pace, StepClock, duration, forecast_line
 from frozenbridge.shapes.params import Params, ShapesParams, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import study_steps, train
 
@@ -29,9 +29,27 @@ def clock(monkeypatch):
 
 
 def test_the_clock_leaves_out_the_first_step_and_takes_the_median_of_the_next_three(clock):
-    clock(30.0, 2.0, 9.0, 3.0, 1.0, 1.0)  # a slow first step (compiling), then 2, 9, 3: median 3
+    clock(30.0, 2.0, 9.0, 3.0, 3.0, 3.0, 2.9, 3.1, 3.0, 3.0)  # a slow first step (compiling), then 2, 9, 3: median 3
     c = StepClock(steps=10)
-    assert [c.lap() for _ in range(6)] == [None, None, None, 3.0, None, None]  # said once, after step 4
+    said = [c.lap() for _ in range(10)]
+    assert said[3] == Pace(3.0, 2, 4) and said[:3] + said[4:] == [None] * 9  # said once: the pace did not move
+
+
+def test_a_machine_busy_at_the_start_is_corrected_at_a_tenth_of_the_loop(clock):
+    """Steps 2-4 at 6 s (another process busy), then 1.9 s: the first look alone is three times the real pace
+    (today's rule before the second look); the settled look, after step 20 of 200, is within 25% of it."""
+    real = 1.9
+    clock(10.0, 6.0, 6.0, 6.0, *[real] * 196)
+    c = StepClock(steps=200)
+    said = [(i + 1, p) for i in range(200) if (p := c.lap()) is not None]
+    assert [step for step, _ in said] == [4, 20]
+    first, settled = said[0][1], said[1][1]
+    assert abs(first.seconds - real) > 0.25 * real  # the first look alone is far off
+    assert abs(settled.seconds - real) <= 0.25 * real and settled.earlier == first.seconds
+    assert (settled.first, settled.last) == (5, 20)
+    line = forecast_line("stage1/0", "cpu", "bf16", settled, 180)
+    assert line == ("stage1/0: cpu, bf16: the pace settled at 1.90 s a step (median of steps 5-20; the first look "
+                    "said 6.00 s), so its 180 steps left take about 6 min")
 
 
 def test_a_loop_too_short_to_forecast_says_nothing(clock):
@@ -88,3 +106,14 @@ def test_the_forecast_command_times_stage_one_steps_and_multiplies(tiny_models, 
     assert row["study_steps"] == study_steps(p) == 2 * (10 + 15 + 5) and row["step_seconds"] > 0
     # the step is kept to 3 decimals, the total from the unrounded step
     assert abs(row["study_seconds"] - row["step_seconds"] * row["study_steps"]) <= 0.0005 * row["study_steps"] + 0.05
+
+
+def test_the_forecast_command_takes_the_settled_pace_after_a_busy_start(tiny_models, tmp_path, clock):
+    """Steps 2-4 slow (the machine busy for a moment), 5-8 at the real pace: tools.forecast gives the real pace."""
+    from frozenbridge.core.params import LanguageParams
+    from frozenbridge.tools.forecast import step_time
+
+    clock(10.0, 6.0, 6.0, 6.0, 1.9, 2.0, 1.9, 1.8)
+    p = Params(language=LanguageParams(name=str(tiny_models["qwen2"])),
+               shapes=ShapesParams(train=TrainParams(batch_size=4)))
+    assert step_time(p, torch.device("cpu"), "fp32", tmp_path / "no-data") == pytest.approx(1.9)

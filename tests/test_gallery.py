@@ -117,11 +117,14 @@ def test_the_figure_marks_right_outputs_green_and_the_others_red(drawn):
     assert ("true: two", "#000000") in lines
 
 
-def test_the_rule_is_the_scores_rule():
-    scoring = pytest.importorskip("frozenbridge.shapes.evaluation.scoring")
-    for output, target in (("red", "red"), (" red\n", "red"), ("red ", " red"), ("Red", "red"), ("", "red"),
-                           ("red red", "red"), ("a red circle", "a red circle")):
-        assert g.is_right(output, target) == scoring.exact_match(output, target)
+def test_the_rule_is_the_scores_rule_and_needs_no_torch():
+    from frozenbridge.shapes.evaluation import scoring
+    assert g.exact_match is scoring.exact_match  # one rule, not a copy
+    said = [g.exact_match(o, t) for o, t in (("red", "red"), (" red\n", "red"), ("red ", " red"), ("Red", "red"),
+                                             ("", "red"), ("red red", "red"), ("a red circle", "a red circle"))]
+    assert said == [True, True, True, False, False, False, True]
+    code = "import sys, frozenbridge.shapes.summary.gallery; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
 
 
 def test_the_choice_is_deterministic_and_prefers_held_out_questions():

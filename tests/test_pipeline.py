@@ -168,12 +168,17 @@ def test_repro_writes_pictures_features_and_metrics(project, first_repro):
 
 
 def test_every_recipe_and_replicate_is_trained_and_scored(project, first_repro):
+    """Stage 1 trains the steps its rule gives (the tiny profile's: 3, then checks after steps 3 and 4, which a
+    random-weight model fails, so 4); qa has no rule (3 + 2); the recipes after stage 1 add their 2."""
     for rep in (0, 1):
         assert (project / f"runs/shapes/stage1/{rep}/connector.pt").is_file()
+        stage1 = json.loads((project / f"runs/shapes/stage1/{rep}/run.json").read_text())
+        assert [s for s, _ in stage1["stage1_checks"]] == [3, 4] and stage1["steps"] == 4
         for recipe in RECIPES:
             run = project / "runs" / "shapes" / recipe / str(rep)
             info = json.loads((run / "model/run.json").read_text())
-            assert info["steps"] == (3 if recipe == "caption" else 5) and info["connector_params"] > 0
+            steps = {"caption": 4, "qa": 3 + 2}.get(recipe, 4 + 2)
+            assert info["steps"] == steps and info["connector_params"] > 0
             assert (info["lora_params"] > 0) == (recipe == "caption_qa_lora")
             # the saved run names the GGUF as params.yaml does, at its file's digest; evaluation rebuilt it from that
             language = json.loads((run / "model/config.json").read_text())["language"]

@@ -36,8 +36,9 @@ def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimize
     `schedule_steps` (default `steps`). `after_step(n, loss)` runs after step n and ends the loop when it returns
     True. A loss that is not finite stops with a clear error naming the run (`name`) and the step (counted from
     `first_step`); `desc` labels the progress bar. After its first few steps the loop logs one line: device,
-    precision, step time and the time its steps take (and `more` = (what, steps) at that step time); `least`: a
-    loop that `after_step` may end after `least` steps, whose line gives both ends."""
+    precision, step time and the time its steps take (and `more` = (what, steps) at that step time), and a second
+    line at about a tenth of the loop if the pace has moved since; `least`: a loop that `after_step` may end after
+    `least` steps, whose line gives both ends."""
     for group in optimizer.param_groups:
         group.setdefault("base_lr", group["lr"])
     clock = StepClock(steps - done)
@@ -48,9 +49,10 @@ def train_steps(vlm: VLM, batches: Iterator[list], feats: torch.Tensor, optimize
         if not torch.isfinite(loss):
             raise FrozenbridgeError(f"{name}: loss is {loss.item()} at step {first_step + step + 1}; stopped, no "
                                     "metrics written (lower the learning rate or check the features)")
-        step_seconds = clock.lap()
-        if step_seconds is not None:
-            log.info("%s", forecast_line(name, vlm.device, describe(vlm.bf16), step_seconds, steps - done, more,
-                                         None if least is None else max(0, least - done)))
+        pace = clock.lap()
+        if pace is not None:  # the first look, then a second if the pace has moved since (core.forecast)
+            ran = done + pace.last if pace.earlier is not None else done
+            log.info("%s", forecast_line(name, vlm.device, describe(vlm.bf16), pace, steps - ran, more,
+                                         None if least is None else max(0, least - ran)))
         if after_step is not None and after_step(step + 1, float(loss.item())):
             return

@@ -28,7 +28,8 @@ from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.feature_cache import encode_images, picture_batches
 from frozenbridge.core.measure import machine
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
-from frozenbridge.shapes.evaluation.scoring import exact_match, run_generation
+from frozenbridge.shapes.evaluation.exact import exact_match
+from frozenbridge.shapes.evaluation.scoring import run_generation
 from frozenbridge.shapes.params import Params
 from frozenbridge.shapes.training.run import train
 from frozenbridge.shapes.training.split_data import load_split

@@ -17,26 +17,22 @@ compiled layers; and, from the profiler, where a packed question step's time goe
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import time
 from dataclasses import dataclass
 
 import torch
-from PIL import Image
 
 from frozenbridge.bridge.connector import Connector
-from frozenbridge.bridge.greedy import greedy_recompute
 from frozenbridge.bridge.model import VLM
-from frozenbridge.bridge.sequence import IGNORE, Item, Packed, unpack
+from frozenbridge.bridge.sequence import unpack
 from frozenbridge.core.backbones import load_language, load_vision
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.measure import PeakMemory, machine, matmul_peak, mem_label, step_flops, timed
-from frozenbridge.core.precision import autocast, compile_layers, prepare_frozen, use_bf16
-from frozenbridge.shapes.data.draw import render
-from frozenbridge.shapes.data.scene import Shape
+from frozenbridge.core.precision import compile_layers, prepare_frozen, use_bf16
+from frozenbridge.tools.bench_parts import (caption_items, frozen_copy, generation, operator_breakdown, pictures,
+                                          question_rows, siglip_b16, train_step)
 
-CAPTION = "an orange circle, a yellow circle and a purple triangle"
 
 
 @dataclass
@@ -55,67 +51,6 @@ class Sizes:
 FULL = Sizes(batch=16, gen_batch=32, new_tokens=20, reps=3, batches=(4, 8, 16, 32), siglip_layers=12, peak_size=2048)
 QUICK = Sizes(batch=2, gen_batch=4, new_tokens=6, reps=1, batches=(1, 2), siglip_layers=2, peak_size=512,
               question_pictures=2, questions=6)
-
-
-def pictures(n: int) -> list[Image.Image]:
-    return [render([Shape("red", "circle", 40.0 + i % 5 * 30, 60.0, 40.0), Shape("blue", "square", 170.0, 150.0, 45.0)],
-                   224) for i in range(n)]
-
-
-def caption_items(n: int) -> list[Item]:
-    return [Item(i, "Caption:", CAPTION) for i in range(n)]
-
-
-QUESTIONS = ("How many shapes are there?", "What color is the circle?", "What color is the square?",
-             "What color is the leftmost shape?")
-ANSWERS = ("two", "red", "blue", "red")
-
-
-def question_rows(pictures: int, questions: int) -> list[Packed]:
-    """`questions` shapes-study questions over `pictures` pictures (3 or 4 each, as the training pictures have),
-    each picture a packed row."""
-    per = [questions // pictures + (i < questions % pictures) for i in range(pictures)]
-    return [Packed(i, tuple((f"Question: {q} Answer:", a) for q, a in list(zip(QUESTIONS, ANSWERS))[:n]))
-            for i, n in enumerate(per)]
-
-
-MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::_scaled_dot_product")
-
-
-def operator_breakdown(step, top: int = 8) -> list[tuple[str, float]]:
-    """Self CPU time by operator over one step (torch.profiler), as shares of the step: matmuls together, then the
-    `top` largest other operators, then the rest."""
-    from torch.profiler import ProfilerActivity, profile
-
-    step()  # warm
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        step()
-    times = {e.key: e.self_cpu_time_total for e in prof.key_averages()}
-    total = sum(times.values()) or 1.0
-    matmul = sum(t for k, t in times.items() if k.startswith(MATMULS))
-    others = sorted(((k, t) for k, t in times.items() if not k.startswith(MATMULS)), key=lambda kv: -kv[1])
-    shares = [("matmuls (mm, addmm, bmm, attention)", matmul / total)]
-    shares += [(k, t / total) for k, t in others[:top]]
-    shares.append(("everything else", sum(t for _, t in others[top:]) / total))
-    return shares
-
-
-def loss_full_logits(vlm: VLM, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
-    """The usual way: vocabulary logits at every position, then the loss on the labelled ones (the baseline)."""
-    batch, embeds, mask = vlm.inputs(items, feats, with_target=True, left_pad=False)
-    with autocast(vlm.device, vlm.bf16):
-        logits = vlm.lm.model(inputs_embeds=embeds, attention_mask=mask).logits
-    labels = batch.labels.to(vlm.device)
-    return torch.nn.functional.cross_entropy(logits[:, :-1].float().flatten(0, 1), labels[:, 1:].flatten(),
-                                             ignore_index=IGNORE)
-
-
-def train_step(vlm: VLM, feats: torch.Tensor, items: list[Item], full_logits: bool = False):
-    def step():
-        vlm.connector.zero_grad(set_to_none=True)
-        loss = loss_full_logits(vlm, items, feats) if full_logits else vlm.loss(items, feats)
-        loss.backward()
-    return step
 
 
 def run(args) -> list[dict]:
@@ -247,50 +182,6 @@ def run(args) -> list[dict]:
     row(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
         ratio=False)
     return rows
-
-
-def frozen_copy(lm, device: torch.device, bf16: bool):
-    """A second copy of the frozen language model, prepared for `bf16` (the original is left as it is)."""
-    twin = copy.copy(lm)
-    twin.model = prepare_frozen(copy.deepcopy(lm.model), device, bf16)
-    return twin
-
-
-def generation(vlm: VLM, feats: torch.Tensor, batch: int, new_tokens: int):
-    """Two ways to write exactly `new_tokens` greedy tokens for `batch` captions: with the KV cache, and by
-    re-running the whole sequence for every token (the baseline)."""
-    items = [Item(i, "Caption:", "") for i in range(batch)]
-    _, embeds, mask = vlm.inputs(items, feats, with_target=False, left_pad=True)
-
-    def cached():
-        with torch.no_grad(), autocast(vlm.device, vlm.bf16):
-            vlm.lm.model.generate(inputs_embeds=embeds, attention_mask=mask, max_new_tokens=new_tokens,
-                                  min_new_tokens=new_tokens, do_sample=False, pad_token_id=vlm.tokens.pad,
-                                  use_cache=True)
-
-    def recompute():
-        with autocast(vlm.device, vlm.bf16):
-            greedy_recompute(vlm.lm.model, embeds, mask, new_tokens, eos=-1, pad=vlm.tokens.pad)
-    return cached, recompute
-
-
-def siglip_b16(layers: int):
-    """A SigLIP-B/16-sized vision tower with random weights, through the same encoder interface."""
-    from transformers import SiglipImageProcessor, SiglipVisionConfig, SiglipVisionModel
-
-    from frozenbridge.core.backbones.vision import HFVision
-
-    enc = HFVision.__new__(HFVision)
-    torch.manual_seed(0)
-    enc.model = SiglipVisionModel(SiglipVisionConfig(hidden_size=768, intermediate_size=3072, num_hidden_layers=layers,
-                                                     num_attention_heads=12, image_size=224, patch_size=16)).eval()
-    enc.model.requires_grad_(False)
-    enc.is_clip, enc.features, enc.layer = False, "patches", None
-    enc.image_size, enc.patch, enc.key = 224, (16, 16), "vision"
-    enc.name, enc.revision = f"random SigLIP-B/16 ({layers} layers)", "random"
-    enc.processor = SiglipImageProcessor(size={"height": 224, "width": 224})
-    enc.probe_shape()
-    return enc
 
 
 def format_table(rows: list[dict]) -> str:

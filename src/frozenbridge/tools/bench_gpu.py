@@ -25,7 +25,7 @@ from frozenbridge.core.device import pick_device
 from frozenbridge.core.measure import PeakMemory, machine, mem_label, timed
 from frozenbridge.core.precision import prepare_frozen
 from frozenbridge.testing.tiny_models import build_tokenizer
-from frozenbridge.tools.bench import caption_items, frozen_copy, generation, pictures, siglip_b16, train_step
+from frozenbridge.tools.bench_parts import caption_items, frozen_copy, generation, pictures, siglip_b16, train_step
 
 QWEN25_05B = dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
                   num_key_value_heads=2, vocab_size=151936, rope_theta=1e6, rms_norm_eps=1e-6,

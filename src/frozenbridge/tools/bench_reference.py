@@ -47,10 +47,10 @@ from frozenbridge.core.precision import bf16_choice, describe, prepare_frozen
 from frozenbridge.shapes.data.draw import blank
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
 from frozenbridge.shapes.evaluation.scoring import evaluate_split
-from frozenbridge.shapes.params import DataParams, Params, ShapesParams, TrainParams
+from frozenbridge.shapes.params import DataParams, Params, ShapesParams, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import train
 from frozenbridge.shapes.training.split_data import SplitData, pictures_per_batch
-from frozenbridge.tools.bench import siglip_b16
+from frozenbridge.tools.bench_parts import siglip_b16
 from frozenbridge.tools.bench_gpu import QWEN25_05B, TINY, qwen_sized
 from frozenbridge.tools.reference_study import FORMULA, FORMULA_TERMS, REFERENCE_STEP_S, derived_study
 
@@ -107,19 +107,16 @@ def encode_split(encoder, table, dtype: torch.dtype) -> torch.Tensor:
     return torch.cat([encoder.encode(pics[i:i + size]) for i in range(0, len(pics), size)]).to(dtype)
 
 
-def split_data(table, feats: torch.Tensor, meta: dict) -> SplitData:
-    return SplitData(table.column("caption").to_pylist(), table.column("questions").to_pylist(),
-                     table.column("shapes").to_pylist(), feats, meta)
-
-
 def run(args) -> dict:
     began = time.perf_counter()
     device = pick_device(args.device)
     if args.steps < 2:
         raise SystemExit("--steps must be at least 2: the first step of a run is a warm-up, not timed")
     n_train, n_test = (16, 6) if args.tiny else (args.train_pictures, args.test_pictures)
-    # the shapes defaults (batch 16, 2x2 merge, precision auto) but for the steps
-    params = Params(shapes=ShapesParams(train=TrainParams(stage1_steps=args.steps, stage2_steps=args.steps)))
+    # the shapes defaults (batch 16, 2x2 merge, precision auto) but for the steps, which are fixed (stage 1's rule
+    # off): the reference trained a fixed count, and a benchmark times steps
+    params = Params(shapes=ShapesParams(train=TrainParams(stage1_steps=args.steps, stage2_steps=args.steps,
+                                                          stage1_until=Stage1Until(share=0.0))))
     bf16, why = bf16_choice(params.shapes.train.precision, device)
     encoder = siglip_b16(1 if args.tiny else 12).to(device)
     lm = qwen_sized(TINY if args.tiny else QWEN25_05B, device)
@@ -138,8 +135,8 @@ def run(args) -> dict:
     encode_s = time.perf_counter() - start
     encoded = n_train + n_test + 1
     meta = encoder.metadata()
-    train_data, test = split_data(tables["train"], feats["train"], meta), split_data(tables["test_seen"],
-                                                                                    feats["test_seen"], meta)
+    train_data = SplitData.from_table(tables["train"], feats["train"], meta)
+    test = SplitData.from_table(tables["test_seen"], feats["test_seen"], meta)
 
     backbones = {  # before training: the LoRA run attaches its adapter to the language model in place
         "vision": {"name": encoder.name, **{k: getattr(encoder.model.config, k) for k in SIGLIP_KEYS},

@@ -65,7 +65,8 @@ def benchmark_step(reps: int = 5) -> float:
     from frozenbridge.bridge.model import VLM
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.frozen import frozen_language
-    from frozenbridge.tools.bench import caption_items, timed, train_step
+    from frozenbridge.core.measure import timed
+    from frozenbridge.tools.bench_parts import caption_items, train_step
 
     device = pick_device("auto")
     lm, bf16 = frozen_language("smollm2-135m", device)

@@ -64,7 +64,7 @@ def load_pretrained(loader: Callable[..., Any], name: str, key: str, **kwargs: A
         try:
             return loader(str(path), local_files_only=True, **kwargs)
         except (OSError, ValueError, KeyError) as err:
-            raise FrozenbridgeError(f"{key} = {name!r}: not a loadable model directory ({_first_line(err)})") from None
+            raise FrozenbridgeError(f"{key} = {name!r}: not a loadable model directory ({first_line(err)})") from None
     try:
         return loader(name, local_files_only=True, **kwargs)
     except (OSError, ValueError) as err:
@@ -72,14 +72,16 @@ def load_pretrained(loader: Callable[..., Any], name: str, key: str, **kwargs: A
             raise not_available(key, name, "not in the local Hugging Face cache and HF_HUB_OFFLINE is set") from None
         if not hub_reachable():
             raise not_available(key, name, "not in the local Hugging Face cache and the hub is unreachable") from None
-        log.info("%s: %s is not cached; downloading from the Hugging Face hub (%s)", key, name, _first_line(err))
+        log.info("%s: %s is not cached; downloading from the Hugging Face hub (%s)", key, name, first_line(err))
     try:
         return loader(name, **kwargs)
     except Exception as err:  # any network or hub failure becomes the same one clear line
-        raise not_available(key, name, f"not cached and the hub could not supply it: {_first_line(err)}") from None
+        raise not_available(key, name, f"not cached and the hub could not supply it: {first_line(err)}") from None
 
 
-def _first_line(err: BaseException) -> str:
+def first_line(err: BaseException) -> str:
+    """An exception's first line, cut to 200 characters (its type's name if it says nothing): what one-line errors
+    quote of the library's own message."""
     text = str(err).strip().splitlines()
     return text[0][:200] if text else type(err).__name__
 

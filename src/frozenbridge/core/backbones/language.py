@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from frozenbridge.core.atomic import atomic_path
-from frozenbridge.core.backbones.hub import _first_line, file_digest, freeze, load_pretrained, model_revision
+from frozenbridge.core.backbones.hub import file_digest, first_line, freeze, load_pretrained, model_revision
 from frozenbridge.core.errors import FrozenbridgeError
 
 log = logging.getLogger("frozenbridge.backbones")
@@ -106,7 +106,7 @@ def gguf_architecture(gguf: Path, where: str) -> str:
         field = GGUFReader(gguf).fields.get("general.architecture")
         arch = bytes(field.parts[field.data[0]]).decode() if field is not None else None
     except Exception as err:  # a truncated or corrupt file: the reader's own message, on one line
-        raise FrozenbridgeError(f"{where}: unreadable GGUF file ({_first_line(err)})") from None
+        raise FrozenbridgeError(f"{where}: unreadable GGUF file ({first_line(err)})") from None
     if arch is None:
         raise FrozenbridgeError(f"{where}: the GGUF file names no general.architecture")
     readable = gguf_readable_architectures()
@@ -150,7 +150,7 @@ def gguf_dir(gguf: Path, prefix: str, key: str = "language.name", name: str | No
                                                              **dequantize)
         except (OSError, ValueError, KeyError, NotImplementedError, RuntimeError) as err:
             raise FrozenbridgeError(f"{where}: transformers could not load this GGUF as a causal LM "
-                                    f"({_first_line(err)})") from None
+                                    f"({first_line(err)})") from None
         config = quantized.config
         if hasattr(config, "quantization_config"):
             del config.quantization_config
@@ -274,7 +274,7 @@ def check_causal_lm(model: torch.nn.Module, name: str, key: str) -> None:
         head = output_logits(model, hidden)
     except (TypeError, ValueError, RuntimeError, AttributeError, IndexError, KeyError) as err:
         raise not_a_causal_lm(name, key, family, f"does not run on input embeddings "
-                                                 f"({type(err).__name__}: {_first_line(err)})") from None
+                                                 f"({type(err).__name__}: {first_line(err)})") from None
 
     def same(a: torch.Tensor, b: torch.Tensor) -> bool:
         return a.shape == b.shape and torch.allclose(a.float(), b.float(), rtol=1e-4,

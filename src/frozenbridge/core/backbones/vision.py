@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from frozenbridge.core.backbones.hub import _first_line, file_digest, freeze, load_pretrained, model_revision
+from frozenbridge.core.backbones.hub import file_digest, first_line, freeze, load_pretrained, model_revision
 from frozenbridge.core.errors import FrozenbridgeError
 
 EMBEDDED = ("efficientnet-lite0",)
@@ -202,7 +202,7 @@ class HFVision(VisionEncoder):
         try:
             out = self.model(pixel_values=pixels, output_hidden_states=True)
         except (TypeError, ValueError) as err:  # it takes pixel_values but needs more (an encoder-decoder)
-            raise self.refused(f"that fails on a picture alone ({type(err).__name__}: {_first_line(err)})") from None
+            raise self.refused(f"that fails on a picture alone ({type(err).__name__}: {first_line(err)})") from None
         self.reshaped = self.features == "patches" and getattr(out, "reshaped_hidden_states", None) is not None
         return len(getattr(out, "hidden_states", None) or ())
 

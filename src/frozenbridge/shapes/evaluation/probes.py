@@ -20,6 +20,8 @@ import torch
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.data.vocab import COLORS, KINDS
+from frozenbridge.shapes.summary.replicates import summary
+from frozenbridge.shapes.training.split_data import load_split
 
 TARGETS = {"color": list(COLORS), "kind": list(KINDS)}
 
@@ -124,3 +126,29 @@ def check_patches(meta: dict) -> tuple[int, int]:
 def held_out_shapes(scenes: list[list[dict]], held_out: tuple[tuple[str, str], ...]) -> list[list[dict]]:
     """Only the shapes of held-out color-kind pairs, per picture."""
     return [[s for s in shapes if (s["color"], s["kind"]) in held_out] for shapes in scenes]
+
+
+PROBE_SETS = ("train", "seen", "heldout")  # trained on training shapes; tested on seen-pair and held-out-pair shapes
+
+
+def probe_inputs(params, pictures_dir, features_dir) -> tuple[dict, dict, dict]:
+    """(scenes, features, the training split's meta) of the three probe sets, by PROBE_SETS name: every shape of the
+    training and seen-pair test pictures, and only the held-out-pair shapes of the held-out test pictures."""
+    splits = dict(zip(PROBE_SETS, (load_split(n, pictures_dir, features_dir, params.vision)
+                                   for n in ("train", "test_seen", "test_heldout"))))
+    scenes = {name: split.shapes for name, split in splits.items()}
+    scenes["heldout"] = held_out_shapes(scenes["heldout"], params.shapes.data.held_out)
+    return scenes, {name: split.feats for name, split in splits.items()}, splits["train"].meta
+
+
+def probe_report(scenes: dict, places: dict[str, list[dict]]) -> dict:
+    """What probes.json holds: shapes per set, each test set's chance, and per place the spread over its runs
+    (each run's {target: {test: accuracy}})."""
+    tests = ("seen", "heldout")
+    result: dict = {"shapes": {name: sum(len(s) for s in sc) for name, sc in scenes.items()},
+                    "chance": chance_levels({t: scenes[t] for t in tests}), "places": {}}
+    for place, runs in places.items():
+        result["places"][place] = {target: {test: summary([r[target][test] for r in runs]) for test in tests}
+                                   for target in TARGETS}
+        result["places"][place]["runs"] = len(runs)
+    return result

@@ -20,22 +20,11 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import Item
 from frozenbridge.shapes.data.scene import Shape, questions
 from frozenbridge.shapes.data.vocab import CONDITIONS, TASKS, caption_prompt, question_prompt, wrong_pictures
+from frozenbridge.shapes.evaluation.exact import exact_match, gap, percent  # noqa: F401 (the scorer's rule, here too)
 from frozenbridge.shapes.params import EvaluateParams
 from frozenbridge.shapes.training.split_data import SplitData
 
 log = logging.getLogger("frozenbridge.shapes")
-
-
-def exact_match(prediction: str, target: str) -> bool:
-    return prediction.strip() == target.strip()
-
-
-def percent(hits: int, n: int) -> float:
-    return round(100.0 * hits / n, 2) if n else 0.0
-
-
-def gap(scores: dict[str, float]) -> float:
-    return round(scores["right"] - max(scores["blank"], scores["wrong"], scores["none"]), 2)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import Interleaved, Item, build
 from frozenbridge.shapes.data.scene import COUNT_QUESTION
 from frozenbridge.shapes.data.vocab import question_prompt
-from frozenbridge.shapes.evaluation.scoring import exact_match, percent
+from frozenbridge.shapes.evaluation.exact import exact_match, percent
 
 log = logging.getLogger("frozenbridge.shapes")
 

@@ -5,7 +5,7 @@ Read from a run's predictions.json (written by shapes_evaluate) and the test pic
 model is loaded, and torch is not imported. The pictures are chosen deterministically: per test set, picture j shows
 task j of the tasks scored (caption, count, binding, leftmost, in that order, cycling if more are asked), on the first
 item of that task whose picture the row does not show yet; on held-out pairs a question about a held-out pair comes
-first. "Right" is exact match after trimming the ends, the rule the scores use (evaluation.scoring.exact_match).
+first. "Right" is exact match after trimming the ends, the rule the scores use (evaluation.exact.exact_match).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from frozenbridge.shapes.data.vocab import CONDITIONS, TASKS, TEST_SPLITS, TESTS, question_prompt  # noqa: E402
+from frozenbridge.shapes.evaluation.exact import exact_match  # noqa: E402
 
 PER_TEST = 4  # pictures per test set
 TEST_LABELS = {"seen": "seen pairs", "heldout": "held-out pairs"}
@@ -31,11 +32,6 @@ CONDITION_LABELS = {"right": "right picture", "blank": "blank picture", "wrong":
 RIGHT, WRONG = "#2f7d32", "#c0504d"  # the right-picture and wrong-picture colors of figures.CONDITION_COLORS
 MARKS = {True: "\u2713", False: "\u2717"}  # check mark, ballot x
 WRAP, MAX_LINES = 48, 2  # characters a line of a cell's text, lines an entry (longer ones end in an ellipsis)
-
-
-def is_right(output: str, target: str) -> bool:
-    """Exact match after trimming the ends: the rule of evaluation.scoring.exact_match (which imports torch)."""
-    return output.strip() == target.strip()
 
 
 def read_test_pictures(pictures_dir: Path) -> dict[str, pa.Table]:
@@ -125,7 +121,7 @@ def gallery(predictions: dict, pictures: dict[str, pa.Table], title: str, out: P
             if about_held_out(item, questions[item["picture"]]):
                 held = " (with a held-out pair)" if task == "count" else " (about a held-out pair)"
             pic_ax.set_title(f"{TEST_LABELS[test]} #{row['id']}: {task}{held}", fontsize=8.5)
-            right = {cond: is_right(item[cond], item["target"]) for cond in CONDITIONS}
+            right = {cond: exact_match(item[cond], item["target"]) for cond in CONDITIONS}
             labels = dict(CONDITION_LABELS)
             if "wrong_picture" in item:
                 labels["wrong"] += f" #{table.column('id')[item['wrong_picture']].as_py()}"

@@ -25,14 +25,12 @@ import torch
 from frozenbridge.bridge.connector import merge_patches
 from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.core.atomic import write_json
-from frozenbridge.shapes.evaluation.probes import (cells_under, chance_levels, held_out_shapes, probe_place,
-                                                  shape_vectors, tokens_under)
+from frozenbridge.shapes.evaluation.probes import (cells_under, check_patches, probe_inputs, probe_place,
+                                                  probe_report, shape_vectors, tokens_under)
 from frozenbridge.shapes.params import load_params
 from frozenbridge.shapes.paths import STAGE1, model_dir
 from frozenbridge.shapes.report.analysis_tables import PROBE_PLACES
-from frozenbridge.shapes.summary.replicates import summary
 from frozenbridge.shapes.training.run import new_connector, run_seeds
-from frozenbridge.shapes.training.split_data import load_split
 
 OUT = Path("results/probe-places")
 PLACES = PROBE_PLACES
@@ -81,21 +79,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=OUT, help=f"the results folder to write (default {OUT})")
     args = ap.parse_args()
     params = load_params(args.params)
-    splits = {n: load_split(n, args.data / "pictures", args.data / "features", params.vision)
-              for n in ("train", "test_seen", "test_heldout")}
-    meta = splits["train"].meta
-    grid, size = tuple(meta["grid"]), params.shapes.data.image_size
-    scenes = {"train": splits["train"].shapes, "seen": splits["test_seen"].shapes,
-              "heldout": held_out_shapes(splits["test_heldout"].shapes, params.shapes.data.held_out)}
-    feats = {"train": splits["train"].feats, "seen": splits["test_seen"].feats, "heldout": splits["test_heldout"].feats}
-    result: dict = {"shapes": {name: sum(len(s) for s in sc) for name, sc in scenes.items()},
-                    "chance": chance_levels({t: scenes[t] for t in ("seen", "heldout")}), "places": {}}
+    scenes, feats, meta = probe_inputs(params, args.data / "pictures", args.data / "features")
+    grid, size = check_patches(meta), params.shapes.data.image_size
+    runs: dict = {}
     for place, fns in places(params, args.runs, meta["output_shape"], grid).items():
-        runs = [probe_at(fn, feats, scenes, grid, size, k, order) for fn, k, order in fns]
-        result["places"][place] = {target: {test: summary([r[target][test] for r in runs])
-                                            for test in ("seen", "heldout")} for target in ("color", "kind")}
-        result["places"][place]["runs"] = len(runs)
-        print(place, {t: result["places"][place][t]["heldout"]["median"] for t in ("color", "kind")}, flush=True)
+        runs[place] = [probe_at(fn, feats, scenes, grid, size, k, order) for fn, k, order in fns]
+        print(place, "probed", flush=True)
+    result = probe_report(scenes, runs)
+    for place, got in result["places"].items():
+        print(place, {t: got[t]["heldout"]["median"] for t in ("color", "kind")}, flush=True)
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     write_json(args.out / "metrics" / "shapes" / "probes.json", result)
     write_json(args.out / "experiment.json", {

@@ -27,11 +27,16 @@ class SplitData:
     def caption_item(self, pic: int) -> Item:
         return Item(pic, caption_prompt(), self.captions[pic])
 
+    @classmethod
+    def from_table(cls, table, feats: torch.Tensor, meta: dict) -> "SplitData":
+        """From a pictures table (its caption, questions and shapes columns) and its features, row for row."""
+        return cls(table.column("caption").to_pylist(), table.column("questions").to_pylist(),
+                   table.column("shapes").to_pylist(), feats, meta)
+
 
 def load_split(split: str, pictures_dir: Path, features_dir: Path, vision: VisionParams) -> SplitData:
     table, feats, meta = read_split(split, pictures_dir, features_dir, vision, ["caption", "questions", "shapes"])
-    return SplitData(table.column("caption").to_pylist(), table.column("questions").to_pylist(),
-                     table.column("shapes").to_pylist(), feats, meta)
+    return SplitData.from_table(table, feats, meta)
 
 
 def load_blank(features_dir: Path, vision: VisionParams) -> torch.Tensor:

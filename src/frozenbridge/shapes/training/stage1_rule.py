@@ -16,7 +16,8 @@ from __future__ import annotations
 import logging
 
 from frozenbridge.bridge.model import VLM
-from frozenbridge.shapes.evaluation.scoring import exact_match, run_generation
+from frozenbridge.shapes.evaluation.exact import exact_match
+from frozenbridge.shapes.evaluation.scoring import run_generation
 from frozenbridge.shapes.params import EvaluateParams, TrainParams
 from frozenbridge.shapes.training.split_data import SplitData
 
