@@ -13,7 +13,7 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.checkpoint import Checkpoints
-from frozenbridge.shapes.params import Params, ShapesParams, Stage1Until, TrainParams
+from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import train
 
 CPU = torch.device("cpu")
@@ -23,19 +23,24 @@ class Killed(Exception):
     pass
 
 
-def params(every: int) -> Params:
-    return Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+# stage 1's rule on: checks after steps 4, 6 and 8, which a random-weight model fails, so stage 1 runs 8 steps
+RULE = Stage1Until(share=0.5, items=3, every=2, max_steps=8)
+
+
+def params(every: int, rule: bool = False) -> Params:
+    return Params(shapes=ShapesParams(train=TrainParams(stage1_until=RULE if rule else Stage1Until(share=0),
                                                         batch_size=4, stage1_steps=4, stage2_steps=4, mix_captions=2,
-                                    checkpoint_every=every)))
+                                                        checkpoint_every=every),
+                                      evaluate=EvaluateParams(batch_size=8, caption_tokens=6)))
 
 
 def fresh_lm(tiny_models):
     return load_language(str(tiny_models["qwen2"]))
 
 
-def run(tiny_models, tmp, recipe, every, ckpt=None, stage1=None):
-    return train(params(every), recipe, 0, tiny_split(), fresh_lm(tiny_models), CPU, False, tmp / (recipe or "stage1"),
-                 stage1_dir=stage1, checkpoint_dir=ckpt)
+def run(tiny_models, tmp, recipe, every, ckpt=None, stage1=None, rule=False):
+    return train(params(every, rule), recipe, 0, tiny_split(), fresh_lm(tiny_models), CPU, False,
+                 tmp / (recipe or "stage1"), stage1_dir=stage1, checkpoint_dir=ckpt)
 
 
 def same_run(a, b) -> None:
@@ -48,35 +53,38 @@ def same_run(a, b) -> None:
         assert (a / adapter).read_bytes() == (b / adapter).read_bytes()
 
 
-@pytest.mark.parametrize("recipe,kill_at", [(None, 2), ("caption_qa_lora", 6), ("qa", 4)])
-def test_killed_run_resumes_to_the_same_result(tiny_models, tmp_path, monkeypatch, caplog, recipe, kill_at):
+@pytest.mark.parametrize("recipe,kill_at,rule", [(None, 2, False), ("caption_qa_lora", 6, False), ("qa", 4, False),
+                                              (None, 6, True)], ids=["stage1", "lora", "qa", "stage1-rule"])
+def test_killed_run_resumes_to_the_same_result(tiny_models, tmp_path, monkeypatch, caplog, recipe, kill_at, rule):
+    """Stage 1 with its rule is killed after its second check: the resumed run keeps the checks read before the
+    checkpoint (run.json is byte-identical) and stops where the whole run stopped."""
     whole, parts = tmp_path / "whole", tmp_path / "parts"
     stage1 = None
     if recipe and recipe != "qa":
         run(tiny_models, whole, None, 0)
         stage1 = whole / "stage1"
-    run(tiny_models, whole, recipe, 0, stage1=stage1)
+    run(tiny_models, whole, recipe, 0, stage1=stage1, rule=rule)
 
     save = Checkpoints.save
 
-    def save_then_die(self, phase, step, *args):
-        save(self, phase, step, *args)
+    def save_then_die(self, phase, step, *args, **kwargs):
+        save(self, phase, step, *args, **kwargs)
         if len(args[-1]) == kill_at:  # history length: the global step
             raise Killed
 
     monkeypatch.setattr(Checkpoints, "save", save_then_die)
     ckpt = tmp_path / "ckpt"
     with pytest.raises(Killed):
-        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1)
+        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1, rule=rule)
     assert (ckpt / "checkpoint.pt").is_file() and not (parts / (recipe or "stage1")).exists()
     monkeypatch.setattr(Checkpoints, "save", save)
     steps = []
     loss = VLM.loss
     monkeypatch.setattr(VLM, "loss", lambda self, *a: steps.append(1) or loss(self, *a))
     with caplog.at_level(logging.INFO, logger="frozenbridge.checkpoint"):
-        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1)
+        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1, rule=rule)
     assert f"at step {kill_at}" in caplog.text and "resuming from" in caplog.text
-    last = 4 if recipe is None else 8  # global step numbers: recipes after stage 1 continue its count
+    last = 8 if rule or recipe is not None else 4  # global step numbers: recipes after stage 1 continue its count
     assert len(steps) == last - kill_at, "the restart trains only the steps after the checkpoint"
     assert not ckpt.exists(), "the checkpoint is removed once the run is written"
     same_run(whole / (recipe or "stage1"), parts / (recipe or "stage1"))

@@ -56,9 +56,12 @@ class Checkpoints:
     def due(self, step: int) -> bool:
         return self.path is not None and self.every > 0 and step % self.every == 0
 
-    def save(self, phase: int, step: int, connector, optimizer, lora: dict | None, history: list) -> None:
+    def save(self, phase: int, step: int, connector, optimizer, lora: dict | None, history: list,
+             extra: dict | None = None) -> None:
+        """The state after `step` of phase `phase`; `extra`: what else the loop needs back on resume (JSON-like)."""
         state = {"fingerprint": self.fingerprint, "phase": phase, "step": step, "history": history,
-                 "connector": connector.state_dict(), "optimizer": optimizer.state_dict(), "lora": lora}
+                 "connector": connector.state_dict(), "optimizer": optimizer.state_dict(), "lora": lora,
+                 "extra": extra or {}}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(self.path) as tmp:
             torch.save(state, tmp)

@@ -111,6 +111,8 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
     if resume is not None:
         vlm.connector.load_state_dict(resume["connector"])
         history[:] = [tuple(h) for h in resume["history"]]
+        if rule is not None:  # the checks read before the checkpoint, for run.json
+            rule.checks[:] = [tuple(c) for c in resume.get("extra", {}).get("stage1_checks", [])]
     peft_model = None
     for i, phase in enumerate(phases):
         groups = [{"params": list(vlm.connector.parameters()), "lr": params.shapes.train.lr}]
@@ -140,7 +142,8 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             if rule is not None and rule(step):  # every process reads the same captions and stops alike
                 return True  # before a checkpoint: one written here would be resumed past the check that passed
             if world()[0] == 0 and checkpoints.due(len(history)):  # one process writes
-                checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history)
+                checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history,
+                                 extra={"stage1_checks": rule.checks} if rule is not None else None)
             return False
         steps = rule_steps(params.shapes.train) if rule is not None else phase.n_steps(params.shapes.train)
         train_phase(vlm, data, phase, steps, batches, optimizer, history, run, done, after_step,
