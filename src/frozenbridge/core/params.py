@@ -66,7 +66,7 @@ class SharedParams(StudyParams):
     # auto ($FROZENBRIDGE_DEVICE if set, else CUDA, else Apple's GPU (MPS), else CPU), cpu, cuda, cuda:N or mps
     device: str = field("auto", device())
     # the paired replicates every study runs (a run's seed derives from `seed` and its replicate)
-    replicates: tuple[int, ...] = field((0, 1), distinct_integers("[0, 1]"))
+    replicates: tuple[int, ...] = field((0, 1, 2, 3, 4), distinct_integers("[0, 1, 2, 3, 4]"))
 
 
 @dataclass(frozen=True)
