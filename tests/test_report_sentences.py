@@ -371,3 +371,24 @@ def test_the_digits_limits_table_names_the_words_an_lm_cannot_write(tmp_path):
     (folder / "reachable.json").write_text(json.dumps(reach))
     row = next(line for line in limits_results(folder) if line.startswith("| `runs/digits/language`"))
     assert "| zero, three |" in row
+
+
+# ---- the README's line on command one ----
+
+def test_command_one_time_counts_replicates_from_stage_names_and_sums_the_first_two():
+    """Five replicates' stages (shared ones, foreach and matrix ones) in; the line names five, the whole run's time and
+    the shared stages plus replicates 0 and 1; a timed run with other replicates than params.yaml says so."""
+    from frozenbridge.tools.report import command_one_time
+
+    stages = {"shapes_data": 60.0, "shapes_summarize": 30.0, "shapes_gallery@caption_qa": 10.0}
+    for rep in range(5):
+        stages |= {f"shapes_train@qa-{rep}": 100.0, f"onetoken_train@{rep}": 20.0, f"digits_train@8-{rep}": 5.0}
+    saved = {"total_seconds": sum(stages.values()), "stages": stages, "benchmark_step_seconds": 1.0,
+             "machine": {"cpu": "2 cores, x86_64", "cpu_model": "AMD EPYC", "bf16_path": "AVX512-BF16"}}
+    line = command_one_time(saved, 5)[1]
+    assert "5 replicates of every study) took **12 min 05 s**" in line  # 100 + 5 * 125 = 725 s
+    assert "replicates 0 and 1 took 5 min 50 s." in line and "now names" not in line  # 100 + 2 * 125 = 350 s
+    assert command_one_time(saved, 2)[1].endswith("That timed run had 5 replicates; params.yaml now names 2.")
+    two = {k: v for k, v in stages.items() if not k.endswith(("-2", "-3", "-4", "@2", "@3", "@4"))}
+    short = command_one_time({**saved, "stages": two, "total_seconds": 350.0}, 2)[1]
+    assert "2 replicates of every study" in short and "Fewer replicates" not in short

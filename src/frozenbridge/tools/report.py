@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -73,6 +74,27 @@ def repro_time(saved: dict) -> list[str]:
             f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
             "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.tools.repro_timing` "
             "prints it first).", ""]
+
+
+REPLICATE_STAGE = re.compile(r"@(?:.+-)?(\d+)$")  # shapes_train@qa-3, onetoken_train@3: a stage of replicate 3
+
+
+def command_one_time(saved: dict, replicates: int) -> list[str]:
+    """The README's line on how long command one took (bench/repro.json) and what two replicates would have taken:
+    the same run's shared stages and those of replicates 0 and 1 (stage names end in their replicate)."""
+    total, m = saved["total_seconds"], saved["machine"]
+    reps = {int(match.group(1)) for name in saved["stages"] if (match := REPLICATE_STAGE.search(name))}
+    two = total - sum(sec for name, sec in saved["stages"].items()
+                      if (match := REPLICATE_STAGE.search(name)) and int(match.group(1)) > 1)
+    line = (f"Command 1 (`dvc repro`, {len(reps)} replicates of every study) took **{_minutes(total)}** on a "
+            f"{m['cpu']} machine{_cpu(m)} whose benchmark step took {_step_times(saved)} "
+            f"([time](docs/results.md#time) splits it by stage).")
+    if len(reps) > 2:
+        line += (f" Fewer replicates run in less: `dvc exp run -S 'replicates=[0,1]'` runs two; in that run the "
+                 f"shared stages and those of replicates 0 and 1 took {_minutes(two)}.")
+    if len(reps) != replicates:
+        line += f" That timed run had {len(reps)} replicates; params.yaml now names {replicates}."
+    return ["", line]
 
 
 def bench_table(saved: dict, only: list[dict] | None = None) -> list[str]:
@@ -229,7 +251,10 @@ def update_readme(readme: Path, root: Path) -> str:
               "[the verdict table](docs/results.md#the-references-claims-judged)."]
     where = where_it_runs(root / "bench")
     where = [""] + where if where else []
-    return head + "\n".join([START, *headline_table(root), *claims, *speed_table(root), *where, END]) + tail
+    repro = read_json_if_present(root / "bench" / "repro.json")
+    params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
+    timed = command_one_time(repro, len(params.get("replicates", []))) if repro else []
+    return head + "\n".join([START, *headline_table(root), *claims, *timed, *speed_table(root), *where, END]) + tail
 
 
 def main() -> None:
