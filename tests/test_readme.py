@@ -62,6 +62,9 @@ def test_headline_rows_follow_the_metrics(tmp_path):
     assert "| shapes | captions exactly right, seen pairs (caption) | 70% [60–80] | 75.8% (91 of 120) |" in table
     assert "| digits | test captions naming the right digit, adapter of 4 prefix tokens | 0.500 [0.400–0.600] | — |" \
         in table  # the reference ran 8 tokens: no number to set beside 4
+    # metrics made from two replicates while params.yaml names three: the count is the metrics', and the gap is said
+    (shapes / "replicates.json").write_text(json.dumps(_reps([10.0, 20.0], [30.0, 40.0])))
+    assert headline_table(tmp_path)[0].startswith("Medians over 2 replicates (params.yaml now names 3: `dvc repro`")
 
 
 def _reps(qa: list[float], cq: list[float]) -> dict:

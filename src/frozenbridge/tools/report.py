@@ -140,15 +140,25 @@ def _value(r: Row) -> str:
     return cell if r.low == r.high else f"{cell} [{fmt(r.low)}–{fmt(r.high)}]"
 
 
+def measured_replicates(metrics: Path) -> int:
+    """How many replicates the shapes metrics were made from (metrics/shapes/replicates.json: recipe -> pair set ->
+    task -> replicate -> scores); 0 where there is no such file."""
+    saved = read_json_if_present(metrics / "shapes" / "replicates.json") or {}
+    return len({rep for recipe in saved.values() for tasks in recipe.values() for reps in tasks.values()
+                for rep in reps})
+
+
 def headline_table(root: Path) -> list[str]:
-    """The README's headline: every row of metrics/headline.json, median [min–max] over the replicates params.yaml
-    names, beside the reference's number for the same measure."""
+    """The README's headline: every row of metrics/headline.json, median [min–max] over the replicates the shapes
+    metrics hold (params.yaml's count where they hold none; a mismatch is said), beside the reference's number."""
     rows = headline_rows(root / "metrics")
     if not rows:
         return ["No metrics yet: run `dvc repro`."]
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
-    n = len(params.get("replicates", []) or [])
-    out = [f"Medians over {n} replicates [lowest–highest], from `metrics/headline.json` (all of them in "
+    named = len(params.get("replicates", []) or [])
+    n = measured_replicates(root / "metrics") or named
+    stale = f" (params.yaml now names {named}: `dvc repro` brings the metrics up to date)" if n != named else ""
+    out = [f"Medians over {n} replicates{stale} [lowest–highest], from `metrics/headline.json` (all of them in "
            f"[docs/results.md](docs/results.md)); each reference's source and setup are named under the table:", "",
            "| study | measure | here | reference |", "|---|---|---:|---|"]
     for r in rows:
