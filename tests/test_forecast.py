@@ -89,7 +89,7 @@ def test_a_training_run_logs_the_line_once_with_its_own_numbers(tiny_models, tmp
                      lines[0])
     assert m, lines[0]
     step = float(m.group(1))
-    assert int(m.group(3).replace(",", "")) == study_steps(p) == 2 * (7 + 0 + 9 + 2)
+    assert int(m.group(3).replace(",", "")) == study_steps(p) == 5 * (7 + 0 + 9 + 2)
     assert m.group(2) == duration(step * 7) and m.group(4) == duration(step * study_steps(p))
 
 
@@ -103,7 +103,7 @@ def test_the_forecast_command_times_stage_one_steps_and_multiplies(tiny_models, 
         train=TrainParams(stage1_until=Stage1Until(share=0), batch_size=4, stage1_steps=10, stage2_steps=5)))
     row = forecast(p, torch.device("cpu"), "fp32", tmp_path / "no-data")
     assert row["runs_as"] == "fp32" and row["steps_from"] == "stand-in features and one caption"
-    assert row["study_steps"] == study_steps(p) == 2 * (10 + 15 + 5) and row["step_seconds"] > 0
+    assert row["study_steps"] == study_steps(p) == 5 * (10 + 15 + 5) and row["step_seconds"] > 0
     # the step is kept to 3 decimals, the total from the unrounded step
     assert abs(row["study_seconds"] - row["step_seconds"] * row["study_steps"]) <= 0.0005 * row["study_steps"] + 0.05
 
