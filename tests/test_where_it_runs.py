@@ -59,3 +59,18 @@ def test_the_quick_look_row_is_read_from_its_scores(tmp_path):
     assert row == ("| the quick look: 200 caption steps on 1,000 pictures (`frozenbridge quick-look`, 2026-12-02; "
                    "that day's benchmark step 2.33 s) | 1.15 s (the run's checks included) | 6 min in all, of which drawing and encoding 60 s; 41 of 60 "
                    "test captions exactly right |")
+
+
+def test_the_measured_training_time_is_quoted_only_beside_a_forecast_of_as_many_replicates(tmp_path):
+    bench = tmp_path / "bench"
+    saved = forecast(1.0, 4.0)
+    for row in saved["rows"]:
+        row["replicates"] = 2
+    write(bench, FORECAST, saved)
+    stages = {"shapes_data": 5.0, "shapes_stage1@0": 200.0, "shapes_stage1@1": 200.0, "shapes_train@qa-1": 300.0}
+    write(bench, "repro.json", {"machine": {"bf16_path": "AMX + AVX512-BF16"}, "stages": stages,
+                                "training_steps_seconds": 1020.0})
+    assert "the last `dvc repro` spent 17 min inside them" in where_it_runs(bench)[-2]
+    write(bench, "repro.json", {"machine": {"bf16_path": "AMX + AVX512-BF16"}, "training_steps_seconds": 1020.0,
+                                "stages": {**stages, "shapes_stage1@2": 200.0, "shapes_train@qa-4": 300.0}})
+    assert "dvc repro" not in where_it_runs(bench)[-2]

@@ -68,7 +68,7 @@ def forecast(params, device: torch.device, precision: str, data: Path) -> dict:
     return {"precision": precision, "runs_as": describe(bf16), "why": why, "step_seconds": round(seconds, 3),
             "steps_from": "the stage's features and captions" if (data / "features" / "train.parquet").is_file()
             else "stand-in features and one caption",
-            "study_steps": steps, "study_seconds": round(seconds * steps, 1)}
+            "replicates": len(params.replicates), "study_steps": steps, "study_seconds": round(seconds * steps, 1)}
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.tools.headline import Row, headline_rows, shapes_rows
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
-from frozenbridge.tools.where_it_runs import where_it_runs
+from frozenbridge.tools.where_it_runs import REPLICATE_STAGE, timed_replicates, where_it_runs
 
 START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<!-- headline:end -->"
 RESULTS = Path("docs/results.md")
@@ -76,14 +76,11 @@ def repro_time(saved: dict) -> list[str]:
             "prints it first).", ""]
 
 
-REPLICATE_STAGE = re.compile(r"@(?:.+-)?(\d+)$")  # shapes_train@qa-3, onetoken_train@3: a stage of replicate 3
-
-
 def command_one_time(saved: dict, replicates: int) -> list[str]:
     """The README's line on how long command one took (bench/repro.json) and what two replicates would have taken:
     the same run's shared stages and those of replicates 0 and 1 (stage names end in their replicate)."""
     total, m = saved["total_seconds"], saved["machine"]
-    reps = {int(match.group(1)) for name in saved["stages"] if (match := REPLICATE_STAGE.search(name))}
+    reps = timed_replicates(saved)
     two = total - sum(sec for name, sec in saved["stages"].items()
                       if (match := REPLICATE_STAGE.search(name)) and int(match.group(1)) > 1)
     line = (f"Command 1 (`dvc repro`, {len(reps)} replicates of every study) took **{_minutes(total)}** on a "

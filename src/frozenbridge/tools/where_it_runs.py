@@ -5,6 +5,7 @@ bench/quick-look.json), from the JSON those commands wrote."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from frozenbridge.core.forecast import duration
@@ -12,6 +13,12 @@ from frozenbridge.core.summary import read_json_if_present
 
 FORECAST, REFERENCE, QUICK = "forecast-cpu-2core.json", "reference-cpu-2core.json", "quick-look.json"
 FILES = (FORECAST, REFERENCE, QUICK)  # rendered here, not as generic benchmark tables
+REPLICATE_STAGE = re.compile(r"@(?:.+-)?(\d+)$")  # shapes_train@qa-3, onetoken_train@3: a stage of replicate 3
+
+
+def timed_replicates(repro: dict) -> set[int]:
+    """The replicates a timed `dvc repro` (bench/repro.json) ran: stage names end in their replicate."""
+    return {int(match.group(1)) for name in repro["stages"] if (match := REPLICATE_STAGE.search(name))}
 
 
 def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
@@ -26,7 +33,8 @@ def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
         command = "tools.forecast" + ("" if precision == "auto" else f" --precision {precision}")
         measured = ""
         ran_bf16 = repro is not None and not repro["machine"].get("bf16_path", "none").startswith("none")
-        if ran_bf16 and r["runs_as"] != "fp32":
+        same_runs = repro is not None and r.get("replicates") == len(timed_replicates(repro))
+        if ran_bf16 and same_runs and r["runs_as"] != "fp32":
             measured = (f" (the last `dvc repro` spent {duration(repro['training_steps_seconds'])} inside them: "
                         "question steps run packed and cost less)")
         out.append(f"| {what} (`{command}`) | {r['step_seconds']:.2f} s{ratio} | its {r['study_steps']:,} steps "
