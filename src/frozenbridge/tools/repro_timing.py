@@ -122,7 +122,12 @@ def main() -> None:
                     help="where the timing is written, for the results page (default bench/repro.json)")
     ap.add_argument("--step-after", action="store_true",
                     help="only measure the benchmark step and record it as the after-run step of --json")
+    ap.add_argument("--step", action="store_true",
+                    help="only measure this machine's benchmark step and print it (what .ci/run reports)")
     args = ap.parse_args()
+    if args.step:
+        print(f"benchmark step (batch 16, 49 image tokens, {pick_device_type()}): {benchmark_step():.3f} s")
+        return
     if args.step_after:
         if not args.json.is_file():
             raise SystemExit(f"error: {args.json}: no timed run to add the step to; run without --step-after first")
