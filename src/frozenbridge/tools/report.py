@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.tools.headline import Row, headline_rows, shapes_rows
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
-from frozenbridge.tools.where_it_runs import REPLICATE_STAGE, timed_replicates, where_it_runs
+from frozenbridge.tools.where_it_runs import stage_replicate, timed_replicates, where_it_runs
 
 START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<!-- headline:end -->"
 RESULTS = Path("docs/results.md")
@@ -82,7 +81,7 @@ def command_one_time(saved: dict, replicates: int) -> list[str]:
     total, m = saved["total_seconds"], saved["machine"]
     reps = timed_replicates(saved)
     two = total - sum(sec for name, sec in saved["stages"].items()
-                      if (match := REPLICATE_STAGE.search(name)) and int(match.group(1)) > 1)
+                      if (stage_replicate(name) or 0) > 1)
     line = (f"Command 1 (`dvc repro`, {len(reps)} replicates of every study) took **{_minutes(total)}** on a "
             f"{m['cpu']} machine{_cpu(m)} whose benchmark step took {_step_times(saved)} "
             f"([time](docs/results.md#time) splits it by stage).")

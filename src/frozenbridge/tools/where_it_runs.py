@@ -16,9 +16,15 @@ FILES = (FORECAST, REFERENCE, QUICK)  # rendered here, not as generic benchmark 
 REPLICATE_STAGE = re.compile(r"@(?:.+-)?(\d+)$")  # shapes_train@qa-3, onetoken_train@3: a stage of replicate 3
 
 
+def stage_replicate(name: str) -> int | None:
+    """The replicate a stage belongs to (its name ends in it), None for a stage every replicate shares."""
+    match = REPLICATE_STAGE.search(name)
+    return int(match.group(1)) if match else None
+
+
 def timed_replicates(repro: dict) -> set[int]:
-    """The replicates a timed `dvc repro` (bench/repro.json) ran: stage names end in their replicate."""
-    return {int(match.group(1)) for name in repro["stages"] if (match := REPLICATE_STAGE.search(name))}
+    """The replicates a timed `dvc repro` (bench/repro.json) ran."""
+    return {r for name in repro["stages"] if (r := stage_replicate(name)) is not None}
 
 
 def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
