@@ -3,14 +3,33 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Tests (and the pipelines they start) run as on a machine with no C++ compiler, where train.compile: auto trains
+# eager: otherwise every test process that trains questions would pay a compile. Tests marked `compiles` get the
+# machine's compiler back (the `compiles` fixture below).
+MACHINE_CXX = os.environ.get("CXX")
+os.environ["CXX"] = "frozenbridge-tests-have-no-c++-compiler"
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def compiles(monkeypatch):
+    """The machine's own C++ compiler for this test (inductor finds it; train.compile: auto compiles)."""
+    import torch._inductor.config as inductor  # it read $CXX when first imported
+
+    if MACHINE_CXX is None:
+        monkeypatch.delenv("CXX")
+    else:
+        monkeypatch.setenv("CXX", MACHINE_CXX)
+    with inductor.patch({"cpp.cxx": (None, MACHINE_CXX or ("clang++" if sys.platform == "darwin" else "g++"))}):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -57,7 +57,8 @@ BAD = [  # (dotted key, value, what the one line says)
     ("shapes.train.stage2_schedule", "linear",
      "shapes.train.stage2_schedule = 'linear' is not allowed; expected one of ['constant'"),
     ("shapes.train.stage1_warmup", 1.5, "shapes.train.stage1_warmup = 1.5 is not allowed; expected a number in [0, 1)"),
-    ("shapes.train.compile", "auto", "shapes.train.compile = 'auto' is not allowed; expected true or false"),
+    ("shapes.train.compile", "yes", "shapes.train.compile = 'yes' is not allowed; expected true, false or auto"),
+    ("shapes.train.compile", 1, "shapes.train.compile = 1 is not allowed; expected true, false or auto"),
 ]
 
 

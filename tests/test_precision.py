@@ -16,7 +16,8 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.device import DEVICE_ENV, pick_device
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.core.precision import compile_layers, prepare_frozen
+from frozenbridge.core import precision
+from frozenbridge.core.precision import compile_cache, compile_choice, compile_layers, cpp_compiler, prepare_frozen
 from frozenbridge.shapes.training.split_data import question_batches
 from frozenbridge.testing.tiny_models import LM_FAMILIES
 
@@ -49,7 +50,7 @@ def test_bf16_and_fp32_give_the_same_loss_on_a_fixed_batch():
     assert grad16.dtype == torch.float32  # the connector stays fp32
 
 
-def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
+def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models, compiles):
     """train.compile: each decoder layer compiled by inductor computes what the eager layers do."""
     eager = load_language(str(tiny_models["qwen2"]))
     compiled = copy.copy(eager)
@@ -61,6 +62,62 @@ def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models):
     loss_c, grad_c = loss_and_grad(compiled, False, data, items)
     assert loss_c == pytest.approx(loss_e, rel=1e-4)
     assert torch.allclose(grad_c, grad_e, rtol=1e-3, atol=1e-6)
+
+
+def test_auto_compiles_question_steps_on_a_cpu_with_a_cpp_compiler(monkeypatch):
+    """train.compile: auto compiles where the benchmark measured it faster, question steps on a CPU with g++; true
+    and false decide alone; without a compiler auto trains eager and says why."""
+    monkeypatch.setattr(precision, "cpp_compiler", lambda: "/usr/bin/g++")
+    assert compile_choice("auto", CPU, questions=True)[0] is True
+    assert compile_choice("auto", CPU, questions=False) == (
+        False, "train.compile: auto compiles question steps only, and this run trains captions")
+    assert compile_choice("auto", torch.device("cuda"), questions=True)[0] is False
+    assert compile_choice(True, CPU, questions=False)[0] is True
+    assert compile_choice(False, CPU, questions=True)[0] is False
+    monkeypatch.setattr(precision, "cpp_compiler", lambda: None)
+    compiled, why = compile_choice("auto", CPU, questions=True)
+    assert not compiled and "no C++ compiler" in why
+
+
+def test_cpp_compiler_reads_cxx(monkeypatch, tmp_path):
+    monkeypatch.setenv("CXX", str(tmp_path / "no-such-compiler"))
+    assert cpp_compiler() is None
+    monkeypatch.setenv("CXX", "sh")  # any program on PATH stands for one here
+    assert cpp_compiler().endswith("/sh")
+
+
+def test_compile_cache_outlives_tmp_unless_the_user_set_one(monkeypatch, tmp_path):
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "x")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")  # (set first, so that the test leaves it as it found it)
+    monkeypatch.setenv("FROZENBRIDGE_CACHE", str(tmp_path / "cache"))
+    assert compile_cache() == tmp_path / "cache" / "inductor" and compile_cache().is_dir()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
+    assert compile_cache() == tmp_path / "mine"
+
+
+def test_a_question_run_compiles_its_layers_by_default(tiny_models, compiles, tmp_path, caplog):
+    """shapes.train.compile: auto on this CPU (with g++): qa compiles the decoder layers, says so, records it in
+    run.json; the text check reads the model eager (the same perplexity before and after), and the loss follows the
+    eager run's; stage 1 (captions) stays eager."""
+    from test_train import params
+
+    from frozenbridge.shapes.training.run import train
+
+    data = tiny_split()
+    runs = {}
+    for compile_ in ("auto", False):
+        lm = load_language(str(tiny_models["qwen2"]))
+        with caplog.at_level(logging.INFO, logger="frozenbridge.train"):
+            caplog.clear()
+            runs[compile_] = train(params(compile=compile_), "qa", 0, data, lm, CPU, False, tmp_path / str(compile_))
+        assert ("decoder layers compiled" in caplog.text) is (compile_ == "auto")
+    compiled, eager = runs["auto"], runs[False]
+    assert compiled["compiled_layers"] is True and eager["compiled_layers"] is False
+    checks = compiled["language_check"], eager["language_check"]
+    assert checks[0]["before"] == checks[0]["after"] == checks[1]["after"]
+    assert compiled["final_loss"] == pytest.approx(eager["final_loss"], rel=1e-3)
+    assert train(params(), None, 0, data, load_language(str(tiny_models["qwen2"])), CPU, False,
+                 tmp_path / "stage1")["compiled_layers"] is False
 
 
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])

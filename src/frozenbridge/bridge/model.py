@@ -117,7 +117,7 @@ class VLM(nn.Module):
             return False, (f"{type(decoder).__name__} computes its positions from the padding mask, not from position "
                            f"ids (ALiBi: BLOOM, MPT, Falcon with alibi)")
         try:
-            with fp32_for_a_while(self.lm.model):
+            with fp32_for_a_while(self.lm.model), torch.compiler.set_stance("force_eager"):  # no fp32 compile
                 packed, alone = (float(self._loss(r, feats, bf16=False)) for r in (rows, unpack(rows)))
         except (TypeError, ValueError, RuntimeError, IndexError, AttributeError, KeyError) as e:
             return False, f"the packed forward failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}"

@@ -133,6 +133,15 @@ def boolean() -> Check:
     return check
 
 
+def boolean_or(word: str) -> Check:
+    """true, false or the one word `word` (e.g. auto)."""
+    def check(value, key):
+        if not isinstance(value, bool) and value != word:
+            raise fail(key, value, f"true, false or {word}")
+        return value
+    return check
+
+
 def text(allowed: str) -> Check:
     """A non-empty string; `allowed` says what it may name."""
     def check(value, key):

@@ -13,6 +13,10 @@ on (`mps_bf16`).
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+import sys
+from pathlib import Path
 
 import torch
 
@@ -89,12 +93,47 @@ def prepare_frozen(model: torch.nn.Module, device: torch.device, bf16: bool) -> 
 def compile_layers(model: torch.nn.Module) -> int:
     """torch.compile (inductor) each decoder layer in place, shapes dynamic; returns how many. Compiling layer by
     layer fuses the norms, activations and casts between the matmuls at a fraction of a whole-model compile's time.
-    The first step pays the compile (the benchmark's rows give both sides)."""
+    The first step pays the compile, once per machine: inductor keeps what it builds in a cache on disk
+    (`compile_cache`), so every later stage and replicate loads it."""
+    compile_cache()
     decoder = model.get_decoder()
     layers = getattr(decoder, "layers", None) or getattr(decoder, "h", [])  # Llama-likes; GPT-2, BLOOM, Falcon
     for layer in layers:
         layer.compile(dynamic=True)
     return len(layers)
+
+
+def compile_cache() -> Path:
+    """Where inductor keeps compiled kernels between processes: $TORCHINDUCTOR_CACHE_DIR where the user set it, else
+    inductor/ under frozenbridge's cache ($FROZENBRIDGE_CACHE, default ~/.cache/frozenbridge), which outlives /tmp."""
+    from frozenbridge.core.backbones.language import cache_root
+
+    path = Path(os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_root() / "inductor")))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def cpp_compiler() -> str | None:
+    """The C++ compiler inductor builds CPU kernels with ($CXX, else g++; clang++ on macOS), or None where absent."""
+    return shutil.which(os.environ.get("CXX") or ("clang++" if sys.platform == "darwin" else "g++"))
+
+
+def compile_choice(setting: bool | str, device: torch.device, questions: bool) -> tuple[bool, str]:
+    """(compile the decoder layers for this run or not, why) for `shapes.train.compile` = `setting`: true and false
+    decide alone; auto compiles where the benchmark measured it faster, packed question steps (`questions`: the run
+    trains some) on a CPU with a C++ compiler. Caption steps gain little there (the benchmark's "train step ...
+    torch.compile" row against its "question step" row), so auto leaves stage 1 eager."""
+    if setting is True or setting is False:
+        return setting, f"train.compile: {str(setting).lower()} asks for it"
+    if not questions:
+        return False, "train.compile: auto compiles question steps only, and this run trains captions"
+    if device.type != "cpu":
+        return False, (f"train.compile: auto compiles on a CPU only (measured there); set true to compile on "
+                       f"{device.type}")
+    if cpp_compiler() is None:
+        return False, ("train.compile: auto found no C++ compiler (g++, or $CXX) for inductor, so question steps run "
+                       "eager, slower (install g++ to compile them)")
+    return True, "train.compile: auto compiles question steps on a CPU with a C++ compiler"
 
 
 def autocast(device: torch.device, bf16: bool):

@@ -24,7 +24,7 @@ class EncoderParams:
 
 @dataclass(frozen=True)
 class OneTokenTrainParams:
-    steps: int = field(300, integer())
+    steps: int = field(200, integer())
     batch_size: int = field(16, integer())
     lr: float = field(1e-3, number(0, 1))
     schedule: str = field("cosine", choice(*SCHEDULES))  # constant, or cosine decay to lr/10

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from frozenbridge.core.config import boolean, choice, fail, field, fraction, integer, names, number, optional, span
+from frozenbridge.core.config import boolean, boolean_or, choice, fail, field, fraction, integer, names, number, optional, span
 from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.core.schedule import SCHEDULES
 from frozenbridge.shapes.data.draw import most_that_fit
@@ -107,8 +107,9 @@ class TrainParams:
     precision: str = field("auto", choice(*PRECISIONS))
     # steps between checkpoints (0 = none); a killed run resumes from the last one
     checkpoint_every: int = field(20, integer(0))
-    # torch.compile each decoder layer of the frozen model for training (needs a C++ compiler)
-    compile: bool = field(False, boolean())
+    # torch.compile each decoder layer of the frozen model for training: auto (question steps, on a CPU with a C++
+    # compiler: core.precision.compile_choice), true (every training run), false
+    compile: bool | str = field("auto", boolean_or("auto"))
     # processes a training run is split over (one per GPU; torchrun starts them): each takes its share of every
     # batch and their gradients are summed, so the loss curve is the one-process curve
     processes: int = field(1, integer())

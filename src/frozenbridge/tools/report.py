@@ -95,8 +95,10 @@ def command_one_time(saved: dict, replicates: int) -> list[str]:
 
 def bench_table(saved: dict, only: list[dict] | None = None) -> list[str]:
     m = saved["machine"]
-    rows = [f"Benchmark (`python -m frozenbridge.tools.bench`, {m['mode']} mode, {m['device']}, torch {m['torch']}, "
-            f"{m['date']}):", "", "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
+    tool, detail = (m["tool"], m["mode"]) if "tool" in m else \
+        ("python -m frozenbridge.tools.bench", f"{m['mode']} mode")
+    rows = [f"Benchmark (`{tool}`, {detail}, {m['device']}, torch {m['torch']}, {m['date']}):", "",
+            "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
     for r in saved["rows"] if only is None else only:
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}×"
         rows.append(f"| {r['measure']} | {r['a']} {r['a_value']:.4g} | {r['b']} {r['b_value']:.4g} | {ratio} |")

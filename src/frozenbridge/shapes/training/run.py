@@ -27,7 +27,7 @@ from frozenbridge.core.atomic import atomic_path
 from frozenbridge.core.backbones.hub import file_digest
 from frozenbridge.core.backbones.language import LanguageModel
 from frozenbridge.core.checkpoint import Checkpoints, fingerprint
-from frozenbridge.core.precision import describe
+from frozenbridge.core.precision import compile_cache, compile_choice, compile_layers, describe
 from frozenbridge.core.seeds import spawn
 from frozenbridge.shapes.params import Params
 from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE, Phase
@@ -50,8 +50,9 @@ def new_connector(params: Params, feature_shape: list[int], width: int, seed: np
 
 
 def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, data_meta: dict,
-                    stage1_digest: str | None) -> str:
-    """What the run's numbers depend on; the checkpoint interval and the evaluation settings are left out."""
+                    stage1_digest: str | None, compiled: bool = False) -> str:
+    """What the run's numbers depend on (compiled layers round otherwise than eager ones); the checkpoint interval
+    and the evaluation settings are left out."""
     p = dataclasses.asdict(params)
     p["shapes"].pop("evaluate")
     p["shapes"]["train"].pop("checkpoint_every")
@@ -59,7 +60,7 @@ def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, 
     _, size = world()  # under torchrun every process resumes the same checkpoint
     where = str(device) if size == 1 else f"{device.type} x{size}"
     return fingerprint({"params": p, "run": run, "device": where, "bf16": bf16, "features": data_meta,
-                        "stage1": stage1_digest})
+                        "stage1": stage1_digest, "compiled": compiled})
 
 
 def add_lora(lm: LanguageModel, params: Params, seed: np.random.SeedSequence):
@@ -193,9 +194,14 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     log.info("%s: %s", run, connector.describe())
     stage1_digest = None if recipe is None or not RECIPES[recipe].from_stage1 else \
         file_digest(Path(stage1_dir) / "connector.pt")  # what the run starts from, for the checkpoint
-    checkpoints = Checkpoints(checkpoint_dir, params.shapes.train.checkpoint_every,
-                              run_fingerprint(params, run, device, bf16, data.meta, stage1_digest), run)
     language_before = language_state(lm, device, bf16)
+    compiled, why = compile_choice(params.shapes.train.compile, device,
+                                   questions=any(p.data != "captions" for p in phases))
+    checkpoints = Checkpoints(checkpoint_dir, params.shapes.train.checkpoint_every,
+                              run_fingerprint(params, run, device, bf16, data.meta, stage1_digest, compiled), run)
+    if compiled:
+        log.info("%s: %s: %d decoder layers compiled (the first step compiles them, or loads them from %s)", run,
+                 why, compile_layers(lm.model), compile_cache())
     vlm = VLM(lm, connector.to(device), device, bf16)
     if world()[1] > 1:
         vlm = DataParallel(vlm)
@@ -210,7 +216,7 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     info = {"run": run, "recipe": recipe or "stage1", "replicate": replicate, "seed": params.seed,
             "connector_params": connector.n_params, "image_tokens": connector.n_out,
             "lora_params": sum(p.numel() for p in lm.model.parameters() if p.requires_grad) if peft_model else 0,
-            "steps": len(history), "final_loss": history[-1][2] if history else None,
+            "steps": len(history), "final_loss": history[-1][2] if history else None, "compiled_layers": compiled,
             **({"stage1_checks": rule.checks} if rule is not None else {}),
             "encoder": data.meta["encoder"], "encoder_revision": data.meta["revision"],
             "language": lm.name, "language_revision": lm.revision,

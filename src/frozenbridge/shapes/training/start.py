@@ -14,7 +14,6 @@ from frozenbridge.core.backbones import LanguageModel
 from frozenbridge.core.device import pick_device, wants_cuda
 from frozenbridge.core.frozen import frozen_language
 from frozenbridge.core.params import check_replicate
-from frozenbridge.core.precision import compile_layers
 from frozenbridge.core.stage import stage_parser
 from frozenbridge.shapes.params import Params, load_params
 from frozenbridge.shapes.paths import CHECKPOINTS, add_dirs
@@ -49,7 +48,4 @@ def start_training(args) -> tuple[Params, SplitData, torch.device, bool, Languag
     launch(params.shapes.train.processes, params.device, PROCESSES)
     data = load_split("train", Path(args.data) / "pictures", Path(args.data) / "features", params.vision)
     device, bf16, lm = setup(params)
-    if params.shapes.train.compile:
-        log.info("train.compile: %d decoder layers compiled (the first step compiles them)",
-                 compile_layers(lm.model))
     return params, data, device, bf16, lm
