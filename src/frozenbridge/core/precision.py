@@ -95,7 +95,6 @@ def compile_layers(model: torch.nn.Module) -> int:
     layer fuses the norms, activations and casts between the matmuls at a fraction of a whole-model compile's time.
     The first step pays the compile, once per machine: inductor keeps what it builds in a cache on disk
     (`compile_cache`), so every later stage and replicate loads it."""
-    compile_cache()
     decoder = model.get_decoder()
     layers = getattr(decoder, "layers", None) or getattr(decoder, "h", [])  # Llama-likes; GPT-2, BLOOM, Falcon
     for layer in layers:
@@ -104,13 +103,12 @@ def compile_layers(model: torch.nn.Module) -> int:
 
 
 def compile_cache() -> Path:
-    """Where inductor keeps compiled kernels between processes: $TORCHINDUCTOR_CACHE_DIR where the user set it, else
-    inductor/ under frozenbridge's cache ($FROZENBRIDGE_CACHE, default ~/.cache/frozenbridge), which outlives /tmp."""
-    from frozenbridge.core.backbones.language import cache_root
+    """Where inductor keeps compiled kernels between processes, so that one compile serves every later stage and
+    replicate on the machine: its own cache, $TORCHINDUCTOR_CACHE_DIR where set, else torchinductor_<user> in the
+    temporary directory (gone when that is cleared, as at a reboot; the next compile fills it again)."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
 
-    path = Path(os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_root() / "inductor")))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return Path(cache_dir())
 
 
 def cpp_compiler() -> str | None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from frozenbridge.core.config import boolean, boolean_or, choice, fail, field, fraction, integer, names, number, optional, span
+from frozenbridge.core.config import (boolean, boolean_or, choice, fail, field, fraction, integer, names, number,
+                                      optional, span)
 from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.core.schedule import SCHEDULES
 from frozenbridge.shapes.data.draw import most_that_fit

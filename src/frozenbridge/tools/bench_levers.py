@@ -64,8 +64,9 @@ def child(mode: str, steps: int) -> dict:
         training_step(vlm, next(batches), data.feats, optimizer)
         times.append(time.perf_counter() - start)
     size = params.shapes.train.batch_size
-    return {"batch": f"{pictures_per_batch(data, size)} pictures with about {size} questions", "imports": imported - T0, "model": loaded - imported,
-            "features": read - loaded, "times": times, "process": time.perf_counter() - T0}
+    return {"batch": f"{pictures_per_batch(data, size)} pictures with about {size} questions",
+            "imports": imported - T0, "model": loaded - imported, "features": read - loaded, "times": times,
+            "process": time.perf_counter() - T0}
 
 
 def measure(mode: str, steps: int, cache: Path) -> dict:
