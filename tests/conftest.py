@@ -11,8 +11,8 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Tests (and the pipelines they start) run as on a machine with no C++ compiler, where train.compile: auto trains
-# eager: otherwise every test process that trains questions would pay a compile. Tests marked `compiles` get the
-# machine's compiler back (the `compiles` fixture below).
+# eager: otherwise every test process that trains questions would pay a compile. Tests that take the `compiles`
+# fixture (below) get the machine's compiler back.
 MACHINE_CXX = os.environ.get("CXX")
 os.environ["CXX"] = "frozenbridge-tests-have-no-c++-compiler"
 
