@@ -13,10 +13,25 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Tests (and the pipelines they start) run as on a machine with no C++ compiler, where train.compile: auto trains
 # eager: otherwise every test process that trains questions would pay a compile. Tests that take the `compiles`
 # fixture (below) get the machine's compiler back.
-MACHINE_CXX = os.environ.get("CXX")
+if "FROZENBRIDGE_MACHINE_CXX" not in os.environ:  # the first process; pytest-xdist's workers inherit both variables
+    os.environ["FROZENBRIDGE_MACHINE_CXX"] = os.environ.get("CXX", "")
+MACHINE_CXX = os.environ["FROZENBRIDGE_MACHINE_CXX"] or None
 os.environ["CXX"] = "frozenbridge-tests-have-no-c++-compiler"
 
+# pyproject's addopts run the suite on two pytest-xdist workers. Each worker, and every stage it starts, gets its
+# share of the cores: two workers of all-core OpenMP pools on the same cores spin-wait on each other (a compiled step
+# runs several times slower). Set before any test imports torch, which reads it once.
+if workers := os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(workers))))
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(items):
+    """The tiny project's chain (tests/test_pipeline.py, one module-scoped project: about half the suite's time)
+    first. Workers take whole files (--dist loadfile, the project built once), in this order: so the other files
+    run beside the chain instead of after it."""
+    items.sort(key=lambda item: item.path.name != "test_pipeline.py")  # stable: every other test keeps its place
 
 
 @pytest.fixture()
