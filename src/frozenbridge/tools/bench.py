@@ -194,6 +194,18 @@ def format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def save_rows(out, rows: list[dict], tool: str, mode: str) -> None:
+    """Write a benchmark's rows with this machine's description to `out` (JSON, the report's format), print their
+    table and where they went."""
+    from pathlib import Path
+
+    info = {**machine(torch.device("cpu"), quick=False), "tool": f"python -m {tool}", "mode": mode}
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
+    print(format_table(rows))
+    print(f"wrote {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -119,11 +119,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.steps)))
         return
-    import torch
-
-    from frozenbridge.core.measure import machine
     from frozenbridge.shapes.paths import FEATURES
-    from frozenbridge.tools.bench import format_table
+    from frozenbridge.tools.bench import save_rows
 
     if not (FEATURES / "train.parquet").is_file():
         raise SystemExit(f"{FEATURES / 'train.parquet'}: no such file; run `dvc repro shapes_encode` first")
@@ -135,14 +132,8 @@ def main() -> None:
         except subprocess.CalledProcessError as err:
             last = (err.stderr or "").strip().splitlines()[-1:] or ["no message"]
             raise SystemExit(f"a measurement process ({' '.join(err.cmd[3:])}) failed: {last[0]}") from None
-    rows = rows_from(eager, cold, warm)
-    info = {**machine(torch.device("cpu"), quick=False), "tool": "python -m frozenbridge.tools.bench_levers",
-            "mode": f"{args.steps} question steps a process"}
-    saved = {"machine": info, "rows": rows}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(saved, indent=2) + "\n")
-    print(format_table(rows))
-    print(f"wrote {args.out}")
+    save_rows(args.out, rows_from(eager, cold, warm), "frozenbridge.tools.bench_levers",
+              f"{args.steps} question steps a process")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import statistics
 import time
 from itertools import groupby
@@ -157,16 +156,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.repeats < 1:
         raise SystemExit(f"--repeats = {args.repeats}: at least 1")
-    from frozenbridge.core.measure import machine
-    from frozenbridge.tools.bench import format_table
+    from frozenbridge.tools.bench import save_rows
 
     rows, mode = measure(args.recipe, args.replicate, args.repeats)
-    info = {**machine(torch.device("cpu"), quick=False), "tool": "python -m frozenbridge.tools.bench_prefill",
-            "mode": mode}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
-    print(format_table(rows))
-    print(f"wrote {args.out}")
+    save_rows(args.out, rows, "frozenbridge.tools.bench_prefill", mode)
 
 
 if __name__ == "__main__":
