@@ -42,6 +42,8 @@ def merge_patches(x: torch.Tensor, grid: tuple[int, int], k: int, order: str = "
 class Connector(nn.Module):
     """Merge k x k patches (or expand a pooled vector into prefix tokens), then a two-layer MLP."""
 
+    design = "mlp"
+
     def __init__(self, feature_shape: list[int], out_dim: int, merge: int = 2, hidden: int | None = None,
                  prefix_tokens: int = 1, order: str = "rows", norm: bool = False, positions: bool = False,
                  init_scale: float = 1.0, key: str = "connector"):

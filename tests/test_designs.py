@@ -1,0 +1,97 @@
+"""The four ways to connect a picture, on tensors: their trainable parameters beside the MLP connector's at the
+embedded backbones' sizes, their outputs' shapes, the codebook's k-means, and a zero-gated cross-attention block
+that leaves the hidden state exactly as it was."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from frozenbridge.bridge.designs import DESIGNS, rebuild
+from frozenbridge.bridge.designs.codebook import Codebook, fit_codebook
+from frozenbridge.bridge.designs.cross_attention import CrossAttention, GatedBlock
+
+EMBEDDED = [14, 14, 112]  # EfficientNet-Lite0's block-10 grid
+WIDTH, LAYERS = 576, 30  # SmolLM2-135M
+
+
+def _mlp_params() -> int:
+    return DESIGNS["mlp"](EMBEDDED, WIDTH, merge=2, order="columns", positions=True).n_params
+
+
+@pytest.mark.parametrize("design, settings", [("resampler", {"latents": 49}), ("resampler", {"latents": 16}),
+                                              ("cross_attention", {"layers": LAYERS, "every": 4}),
+                                              ("codebook", {"codes": 1024})])
+def test_every_design_trains_within_15_percent_of_the_mlp_connector(design, settings):
+    mlp = _mlp_params()
+    assert mlp == 619_200
+    n = DESIGNS[design](EMBEDDED, WIDTH, **settings).n_params
+    assert abs(n - mlp) <= 0.15 * mlp, (design, settings, n, mlp)
+
+
+def test_cross_attention_every_6th_layer_is_the_smaller_size():
+    every4 = CrossAttention(EMBEDDED, WIDTH, LAYERS, every=4)
+    every6 = CrossAttention(EMBEDDED, WIDTH, LAYERS, every=6)
+    assert every4.places() == [0, 4, 8, 12, 16, 20, 24, 28] and every6.places() == [0, 6, 12, 18, 24]
+    assert every6.n_params < 0.85 * _mlp_params() < every4.n_params
+
+
+@pytest.mark.parametrize("design, settings, tokens", [("mlp", {"merge": 2}, 49), ("resampler", {"latents": 16}, 16),
+                                                      ("codebook", {"codes": 8}, 49)])
+def test_sequence_designs_make_image_tokens_of_the_model_width(design, settings, tokens):
+    module = DESIGNS[design](EMBEDDED, WIDTH, **settings)
+    out = module(torch.randn(3, 196, 112))
+    assert out.shape == (3, tokens, WIDTH) and module.n_out == tokens
+    again = rebuild(design, module.config())
+    again.load_state_dict(module.state_dict())
+    x = torch.randn(2, 196, 112)
+    assert torch.equal(again(x), module(x))
+
+
+def test_kmeans_finds_separated_clusters_and_is_the_same_for_the_same_seed():
+    gen = torch.Generator().manual_seed(0)
+    centres = torch.tensor([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    points = torch.cat([c + 0.1 * torch.randn(50, 2, generator=gen) for c in centres])
+    fitted = fit_codebook(points, 3, seed=1)
+    assert torch.equal(fitted, fit_codebook(points, 3, seed=1))
+    assert torch.cdist(centres, fitted).min(1).values.max() < 0.1  # every true centre has a fitted one beside it
+
+
+def test_codebook_tokens_are_the_embeddings_of_the_nearest_codes():
+    feats = torch.randn(2, 4, 3)  # a 2x2 grid of width 3; merge 1: each patch its own token
+    centroids = torch.cat([feats[0], feats[1]])  # eight codes: each patch is exactly one of them
+    book = Codebook([2, 2, 3], 5, merge=1, codes=8, order="rows", positions=False, centroids=centroids)
+    assert book.code_ids(feats).tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert torch.equal(book(feats), book.embedding.weight[torch.arange(8)].reshape(2, 4, 5))
+    assert book.n_params == 8 * 5  # the centroids are not trained
+
+
+def test_a_zero_gate_leaves_the_hidden_state_exactly_as_it_was_in_fp32_and_bf16():
+    block = GatedBlock(16, 8, heads=2, head_dim=4)
+    for dtype in (torch.float32, torch.bfloat16):
+        hidden = torch.randn(2, 5, 16).to(dtype)
+        out = block(hidden, torch.randn(2, 7, 8), torch.tensor([True, True]))
+        assert out.dtype == dtype and torch.equal(out, hidden)
+    with torch.no_grad():
+        block.gate.fill_(1.0)
+    hidden = torch.randn(2, 5, 16)
+    out = block(hidden, torch.randn(2, 7, 8), torch.tensor([True, False]))
+    assert not torch.equal(out[0], hidden[0]) and torch.equal(out[1], hidden[1])  # the row with no picture skips
+
+
+def test_attached_blocks_run_before_their_layers_only_while_reading():
+    layers = nn.ModuleList(nn.Identity() for _ in range(6))
+    cross = CrossAttention([2, 2, 3], 16, layers=6, every=3, heads=2, head_dim=4)
+    with torch.no_grad():
+        for block in cross.blocks:
+            block.gate.fill_(1.0)
+    cross.attach(layers)
+    hidden = torch.randn(1, 5, 16)
+    assert torch.equal(layers[0](hidden), hidden)  # not reading: no picture, no change
+    with cross.reading(torch.randn(1, 4, 3), torch.tensor([True])):
+        assert not torch.equal(layers[0](hidden), hidden) and torch.equal(layers[1](hidden), hidden)
+        assert not torch.equal(layers[3](hidden), hidden)
+    cross.detach()
+    with cross.reading(torch.randn(1, 4, 3), torch.tensor([True])):
+        assert torch.equal(layers[0](hidden), hidden)
