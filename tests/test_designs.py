@@ -95,3 +95,30 @@ def test_attached_blocks_run_before_their_layers_only_while_reading():
     cross.detach()
     with cross.reading(torch.randn(1, 4, 3), torch.tensor([True])):
         assert torch.equal(layers[0](hidden), hidden)
+
+
+@pytest.mark.parametrize("family", ["qwen2", "gemma2", "gpt2", "opt"])
+def test_a_fresh_cross_attention_model_gives_the_text_models_logits(family, family_lms, tiny_models):
+    """Zero gates: the language model with its blocks attached and reading a picture gives exactly its own logits
+    on the same inputs, in every family's layout (layers or h); with the gates open the picture changes them."""
+    from frozenbridge.bridge.model import VLM, decoder_layers
+    from frozenbridge.bridge.sequence import Item
+    from frozenbridge.core.backbones.language import load_language
+
+    lm = load_language(str(tiny_models["qwen2"] if family == "qwen2" else family_lms / family))
+    plain = {}
+    items = [Item(0, "Caption:", "a red circle"), Item(None, "Caption:", "a blue square")]
+    feats = torch.randn(1, 4, 8)
+    cross = CrossAttention([2, 2, 8], lm.width, layers=len(decoder_layers(lm.model)), every=2)
+    vlm = VLM(lm, cross, torch.device("cpu"), False)
+    batch, embeds, mask = vlm.inputs(items, feats, with_target=True, left_pad=False)
+    assert cross.n_out == 0 and not batch.image_mask.any()  # no image tokens in the sequence
+    with torch.no_grad():
+        plain = lm.model(inputs_embeds=embeds, attention_mask=mask).logits
+        with vlm.reading(batch, feats):
+            assert torch.equal(lm.model(inputs_embeds=embeds, attention_mask=mask).logits, plain)
+        for block in cross.blocks:
+            block.gate.fill_(1.0)
+        with vlm.reading(batch, feats):
+            opened = lm.model(inputs_embeds=embeds, attention_mask=mask).logits
+    assert not torch.equal(opened[0], plain[0]) and torch.equal(opened[1], plain[1])  # the row with no picture

@@ -21,6 +21,7 @@ from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.greedy import greedy_cached, greedy_recompute, strip_after_eos
 from frozenbridge.bridge.sequence import IGNORE, Batch, Item, Packed, Tokens, build, embed, unpack
 from frozenbridge.core.backbones.language import LanguageModel, output_logits
+from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.precision import autocast
 
 log = logging.getLogger("frozenbridge.model")
@@ -32,9 +33,11 @@ class VLM(nn.Module):
         self.lm, self.connector, self.device, self.bf16 = lm, connector, device, bf16
         self.tokens = Tokens(lm.tokenizer)
         self.packing: bool | None = None  # whether packed rows are run packed: decided on the first packed batch
+        if hasattr(connector, "attach"):  # a design that reads the picture from inside the language model
+            connector.attach(decoder_layers(lm.model))
 
     def image_tokens(self, feats: torch.Tensor | None, batch: Batch) -> torch.Tensor | None:
-        if not batch.images:
+        if not batch.images or not self.connector.n_out:
             return None
         picked = feats[torch.tensor(batch.images)].to(self.device, torch.float32)
         return self.connector(picked)
@@ -45,6 +48,23 @@ class VLM(nn.Module):
         batch.image_mask = batch.image_mask.to(self.device)
         embeds = embed(batch, self.lm.embed(ids), self.image_tokens(feats, batch))
         return batch, embeds, batch.attention_mask.to(self.device)
+
+    def reading(self, batch: Batch, feats: torch.Tensor | None):
+        """For a design that reads the picture from inside the language model (cross-attention): each batch row's
+        picture, for the language model's forwards within the block; for the others, nothing to do."""
+        if not hasattr(self.connector, "reading"):
+            return contextlib.nullcontext()
+        rows = batch.row_pictures
+        if any(len(pictures) > 1 for pictures in rows):
+            raise FrozenbridgeError(f"{self.connector.design}: one picture a row; an item with two pictures needs a "
+                                    "design that puts image tokens in the sequence (mlp, resampler, codebook)")
+        has = torch.tensor([bool(pictures) for pictures in rows], device=self.device)
+        if feats is None:
+            rows_cols = self.connector.feature_shape[0] * self.connector.feature_shape[1]
+            picked = torch.zeros(len(rows), rows_cols, self.connector.feature_shape[2], device=self.device)
+        else:
+            picked = feats[torch.tensor([p[0] if p else 0 for p in rows])].to(self.device, torch.float32)
+        return self.connector.reading(picked, has)
 
     def loss(self, items: list, feats: torch.Tensor) -> torch.Tensor:
         """Mean cross-entropy over target tokens; logits are computed only where a label exists. Packed rows give
@@ -58,7 +78,7 @@ class VLM(nn.Module):
         model, extra = self.lm.model, {}
         if batch.segments is not None:
             mask, extra = self.packed_mask(batch), {"position_ids": batch.positions.to(self.device)}
-        with autocast(self.device, bf16):
+        with autocast(self.device, bf16), self.reading(batch, feats):
             # use_cache=False: training needs no KV cache (and a cache object in the call makes compiled layers
             # recompile at every step)
             hidden = model.get_decoder()(inputs_embeds=embeds, attention_mask=mask, use_cache=False,
@@ -129,15 +149,26 @@ class VLM(nn.Module):
     def generate_ids(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int,
                      cached: bool = True) -> list[list[int]]:
         """Greedy continuations (token ids before end-of-text): one prefill, then one cached step per token."""
-        _, embeds, mask = self.inputs(items, feats, with_target=False, left_pad=True)
+        batch, embeds, mask = self.inputs(items, feats, with_target=False, left_pad=True)
         decode = greedy_cached if cached else greedy_recompute
-        with autocast(self.device, self.bf16):
+        with autocast(self.device, self.bf16), self.reading(batch, feats):
             out = decode(self.lm.model, embeds, mask, max_new_tokens, self.tokens.eos, self.tokens.pad)
         return strip_after_eos(out.cpu(), self.tokens.eos, self.tokens.pad)
 
     def generate(self, items: list[Item], feats: torch.Tensor | None, max_new_tokens: int) -> list[str]:
         ids = self.generate_ids(items, feats, max_new_tokens)
         return [text.strip() for text in self.lm.tokenizer.batch_decode(ids, skip_special_tokens=True)]
+
+
+def decoder_layers(model: nn.Module) -> nn.ModuleList:
+    """The language model's decoder layers, in order, under the name its family gives them (layers: Llama, Qwen,
+    Gemma, OPT, Phi; h: GPT-2, BLOOM, Falcon, GPTBigCode)."""
+    decoder = model.get_decoder()
+    for name in ("layers", "h", "blocks"):
+        if isinstance(found := getattr(decoder, name, None), nn.ModuleList):
+            return found
+    raise FrozenbridgeError(f"{type(decoder).__name__}: no list of decoder layers found (layers, h, blocks); "
+                            "cross-attention cannot be inserted")
 
 
 @contextlib.contextmanager

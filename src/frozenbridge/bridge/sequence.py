@@ -98,6 +98,7 @@ class Batch:
     images: list[int]  # feature rows of every picture shown, row by row and left to right within a row
     positions: torch.Tensor | None = None  # (B, L) position ids, only when a row is packed
     segments: torch.Tensor | None = None  # (B, L) 0 = shared context (the picture), k = the row's k-th question
+    row_pictures: list[list[int]] | None = None  # the feature rows of each batch row's pictures, in order
 
     def attention_4d(self, window: int | None = None) -> torch.Tensor:
         """(B, 1, L, L) True where query i may see key j: causal, within the row, and a question sees only the
@@ -178,7 +179,7 @@ def build(items: list, tokens: Tokens, n_image: int, with_target: bool, left_pad
         segments[i, span] = torch.tensor(seg)
     packed = any(isinstance(item, Packed) for item in items)
     return Batch(ids, image_mask, attention, labels, [pic for r in rows for pic in r[3]],
-                 positions if packed else None, segments if packed else None)
+                 positions if packed else None, segments if packed else None, [list(r[3]) for r in rows])
 
 
 def embed(batch: Batch, text_embed: torch.Tensor, image_tokens: torch.Tensor | None) -> torch.Tensor:
