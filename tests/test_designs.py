@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from frozenbridge.bridge.designs import DESIGNS, rebuild
+from frozenbridge.bridge.designs import DESIGNS, design_class, rebuild
 from frozenbridge.bridge.designs.codebook import Codebook, fit_codebook
 from frozenbridge.bridge.designs.cross_attention import CrossAttention, GatedBlock
 
@@ -17,7 +17,12 @@ WIDTH, LAYERS = 576, 30  # SmolLM2-135M
 
 
 def _mlp_params() -> int:
-    return DESIGNS["mlp"](EMBEDDED, WIDTH, merge=2, order="columns", positions=True).n_params
+    return design_class("mlp")(EMBEDDED, WIDTH, merge=2, order="columns", positions=True).n_params
+
+
+def test_the_registry_names_every_design_file_and_each_says_its_name():
+    assert list(DESIGNS) == ["mlp", "resampler", "cross_attention", "codebook"]
+    assert all(design_class(name).design == name for name in DESIGNS)
 
 
 @pytest.mark.parametrize("design, settings", [("resampler", {"latents": 49}), ("resampler", {"latents": 16}),
@@ -26,7 +31,7 @@ def _mlp_params() -> int:
 def test_every_design_trains_within_15_percent_of_the_mlp_connector(design, settings):
     mlp = _mlp_params()
     assert mlp == 619_200
-    n = DESIGNS[design](EMBEDDED, WIDTH, **settings).n_params
+    n = design_class(design)(EMBEDDED, WIDTH, **settings).n_params
     assert abs(n - mlp) <= 0.15 * mlp, (design, settings, n, mlp)
 
 
@@ -40,7 +45,7 @@ def test_cross_attention_every_6th_layer_is_the_smaller_size():
 @pytest.mark.parametrize("design, settings, tokens", [("mlp", {"merge": 2}, 49), ("resampler", {"latents": 16}, 16),
                                                       ("codebook", {"codes": 8}, 49)])
 def test_sequence_designs_make_image_tokens_of_the_model_width(design, settings, tokens):
-    module = DESIGNS[design](EMBEDDED, WIDTH, **settings)
+    module = design_class(design)(EMBEDDED, WIDTH, **settings)
     out = module(torch.randn(3, 196, 112))
     assert out.shape == (3, tokens, WIDTH) and module.n_out == tokens
     again = rebuild(design, module.config())

@@ -71,6 +71,12 @@ class Connector(nn.Module):
                 self.mlp[2].weight.mul_(init_scale)
                 self.mlp[2].bias.mul_(init_scale)
 
+    @classmethod
+    def from_params(cls, c, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
+        """From params.yaml's shapes.connector (`c`), as every design is built (bridge/designs)."""
+        return cls(feature_shape, width, c.merge, c.hidden, c.prefix_tokens, c.order, c.norm, c.positions,
+                   c.init_scale, key="shapes.connector")
+
     def config(self) -> dict:
         """The constructor's arguments that give this connector's shape (a saved run's config.json holds them)."""
         return {"feature_shape": self.feature_shape, "out_dim": self.out_dim, "merge": self.k,

@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.designs import rebuild
 from frozenbridge.bridge.lora import load_lora, save_lora
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core import saved_module
@@ -38,7 +39,7 @@ def encoder_config(feature_meta: dict) -> dict:
 def run_config(connector: Connector, encoder: dict, lm: LanguageModel, lora: dict | None = None,
                captioning: dict | None = None) -> dict:
     config = {"encoder": encoder, "language": {"name": lm.name, "revision": lm.revision},
-              "connector": connector.config(), "lora": lora}
+              "design": connector.design, "connector": connector.config(), "lora": lora}
     return config if captioning is None else {**config, "captioning": captioning}
 
 
@@ -64,7 +65,7 @@ def load_connector(directory: Path, config: dict | None = None) -> Connector:
     config = config or read_config(directory)
     state = saved_module.read_weights(directory, "run `dvc repro` to train it", WEIGHTS, "no trained connector here")
     try:
-        connector = Connector(**config["connector"])
+        connector = rebuild(config.get("design", "mlp"), config["connector"])  # runs saved before designs: mlp
         connector.load_state_dict(state)
     except (RuntimeError, KeyError, TypeError) as err:
         raise FrozenbridgeError(f"{Path(directory) / WEIGHTS}: unreadable connector ({err}); retrain the run") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from frozenbridge.bridge.designs import DESIGNS
 from frozenbridge.core.config import (boolean, boolean_or, choice, fail, field, fraction, integer, names, number,
                                       optional, span)
 from frozenbridge.core.params import PRECISIONS, BackboneParams
@@ -75,6 +76,13 @@ class ConnectorParams:
     norm: bool = field(False, boolean())  # LayerNorm on the connector's input
     positions: bool = field(True, boolean())  # a learned vector per image token, added to its output
     init_scale: float = field(1.0, number(0, 10))  # the last layer's initial weights are multiplied by this
+    # how the picture reaches the language model (bridge/designs/): mlp (merged patches -> MLP -> image tokens, the
+    # reference's), resampler (learned queries), cross_attention (gated blocks inside the frozen model, no image
+    # tokens), codebook (each merged patch -> its nearest k-means code -> a trained embedding)
+    design: str = field("mlp", choice(*DESIGNS))
+    latents: int = field(49, integer())  # resampler: its learned queries, so its image tokens
+    every: int = field(4, integer())  # cross_attention: a block before every `every`-th decoder layer
+    codes: int = field(1024, integer())  # codebook: k-means codes fitted on the training pictures' merged patches
 
 
 @dataclass(frozen=True)

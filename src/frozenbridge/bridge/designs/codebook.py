@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from frozenbridge.bridge.connector import merge_patches
+from frozenbridge.core.errors import FrozenbridgeError
 
 
 def fit_codebook(vectors: torch.Tensor, codes: int, seed: int, iterations: int = 25) -> torch.Tensor:
@@ -61,6 +62,14 @@ class Codebook(nn.Module):
                              else centroids.float().clone())
         self.embedding = nn.Embedding(codes, out_dim)
         self.positions = nn.Parameter(torch.zeros(self.n_out, out_dim)) if positions else None
+
+    @classmethod
+    def from_params(cls, c, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
+        if centroids is None:
+            raise FrozenbridgeError("shapes.connector.design = codebook needs its codebook: run `dvc repro "
+                                    "shapes_codebook` first")
+        return cls(feature_shape, width, merge=c.merge, codes=c.codes, order=c.order, positions=c.positions,
+                   centroids=centroids)
 
     def config(self) -> dict:
         return {"feature_shape": self.feature_shape, "out_dim": self.out_dim, "merge": self.k,

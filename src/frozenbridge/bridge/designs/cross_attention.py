@@ -70,6 +70,10 @@ class CrossAttention(nn.Module):
         self._media: tuple[torch.Tensor, torch.Tensor] | None = None
         self._hooks: list = []
 
+    @classmethod
+    def from_params(cls, c, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
+        return cls(feature_shape, width, layers=layers, every=c.every)
+
     def places(self) -> list[int]:
         """The decoder layers a block goes before."""
         return list(range(0, self.layers, self.every))

@@ -40,6 +40,10 @@ class Resampler(nn.Module):
         self.norm_out = nn.LayerNorm(inner)
         self.out = nn.Linear(inner, out_dim)
 
+    @classmethod
+    def from_params(cls, c, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
+        return cls(feature_shape, width, latents=c.latents)
+
     def config(self) -> dict:
         return {"feature_shape": self.feature_shape, "out_dim": self.out_dim, "latents": self.n_out,
                 "heads": self.heads, "head_dim": self.head_dim}

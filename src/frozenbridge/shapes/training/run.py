@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.designs import design_class
 from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters, world
 from frozenbridge.bridge.lora import attach_lora, lora_state, set_lora_state, trainable
 from frozenbridge.bridge.model import VLM
@@ -42,11 +43,13 @@ def run_seeds(seed: int, replicate: int) -> dict[str, np.random.SeedSequence]:
     return spawn(("init", "captions", "questions", "mix_captions"), seed, replicate)
 
 
-def new_connector(params: Params, feature_shape: list[int], width: int, seed: np.random.SeedSequence) -> Connector:
+def new_connector(params: Params, feature_shape: list[int], width: int, seed: np.random.SeedSequence,
+                  layers: int | None = None, centroids: torch.Tensor | None = None) -> Connector:
+    """The design params.yaml names, its weights drawn from the run's init stream (`layers`: the language model's
+    decoder layers, for cross-attention; `centroids`: the codebook stage's, for codebook)."""
     torch.manual_seed(int(seed.generate_state(1)[0]))
     c = params.shapes.connector
-    return Connector(feature_shape, width, c.merge, c.hidden, c.prefix_tokens, c.order, c.norm, c.positions,
-                     c.init_scale, key="shapes.connector")
+    return design_class(c.design).from_params(c, feature_shape, width, layers=layers, centroids=centroids)
 
 
 def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, data_meta: dict,
