@@ -53,7 +53,7 @@ from frozenbridge.shapes.sweeps.converge_settings import (MODE_KEYS, SETTINGS, T
                                                          model_label, parse_override)
 from frozenbridge.shapes.training import stage1_rule
 from frozenbridge.shapes.training.recipes import STAGE1_PHASE
-from frozenbridge.shapes.training.run import new_connector, run_seeds, train_phase
+from frozenbridge.shapes.training.run import design_inputs, new_connector, run_seeds, train_phase
 from frozenbridge.shapes.training.split_data import caption_batches, load_split
 from frozenbridge.shapes.training.start import setup
 
@@ -80,7 +80,8 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
     training on its own captions would see); stops at the highest threshold when `stop` (with `train_curve`, once
     the pipeline's stage-1 rule has stopped too: `rule_stop` is the step it stops at, training.stage1_rule)."""
     seeds = run_seeds(params.seed, seed)
-    connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
+    connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"],
+                              **design_inputs(params, data, lm)).to(device)
     vlm = VLM(lm, connector, device, bf16)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
     batches = caption_batches(data, seeds["captions"], params.shapes.train.batch_size)
@@ -138,7 +139,8 @@ def time_step(params: Params, data, lm, device, bf16, steps: int) -> float:
     """Median seconds of a stage-1 step under `params`, measured alone (the sweep itself may run several workers
     at once, so its own timings are not the machine's)."""
     seeds = run_seeds(params.seed, 0)
-    connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"]).to(device)
+    connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"],
+                              **design_inputs(params, data, lm)).to(device)
     vlm = VLM(lm, connector, device, bf16)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
     batches = caption_batches(data, seeds["captions"], params.shapes.train.batch_size)

@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import Connector, merge_patches
 from frozenbridge.bridge.designs import design_class
+from frozenbridge.bridge.designs.codebook import fit_codebook
 from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters, world
 from frozenbridge.bridge.lora import attach_lora, lora_state, set_lora_state, trainable
-from frozenbridge.bridge.model import VLM
+from frozenbridge.bridge.model import VLM, decoder_layers
 from frozenbridge.bridge.perplexity import language_state
 from frozenbridge.bridge.saved_run import encoder_config, load_connector, save_run
 from frozenbridge.bridge.step import train_steps
@@ -50,6 +51,20 @@ def new_connector(params: Params, feature_shape: list[int], width: int, seed: np
     torch.manual_seed(int(seed.generate_state(1)[0]))
     c = params.shapes.connector
     return design_class(c.design).from_params(c, feature_shape, width, layers=layers, centroids=centroids)
+
+
+def design_inputs(params: Params, data: SplitData, lm: LanguageModel) -> dict:
+    """What a design takes beyond the features' shape and the model's width: the language model's decoder layers
+    (cross-attention) and, for the codebook, its centroids: k-means over the training features' merged patches,
+    seeded by `seed` alone, so that every replicate and recipe fits the same codebook."""
+    c = params.shapes.connector
+    centroids = None
+    if c.design == "codebook":
+        rows, cols = data.meta["output_shape"][:2]
+        merged = merge_patches(data.feats.float(), (rows, cols), c.merge, c.order)
+        log.info("codebook: k-means of %d merged patches into %d codes", merged.shape[0] * merged.shape[1], c.codes)
+        centroids = fit_codebook(merged.reshape(-1, merged.shape[-1]), c.codes, params.seed)
+    return {"layers": len(decoder_layers(lm.model)), "centroids": centroids}
 
 
 def run_fingerprint(params: Params, run: str, device: torch.device, bf16: bool, data_meta: dict,
@@ -187,7 +202,7 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     shape = data.meta["output_shape"]
     history: list = []
     if recipe is None or not RECIPES[recipe].from_stage1:
-        connector = new_connector(params, shape, lm.width, seeds["init"])
+        connector = new_connector(params, shape, lm.width, seeds["init"], **design_inputs(params, data, lm))
         phases = (STAGE1_PHASE,) if recipe is None else RECIPES[recipe].phases
     else:
         connector = load_connector(stage1_dir)
