@@ -20,7 +20,8 @@ def main() -> None:
     params, data, device, bf16, lm = start_training(args)
     out = args.out or model_dir(args.runs, STAGE1, args.replicate)
     train(params, None, args.replicate, data, lm, device, bf16, out,
-          checkpoint_dir=args.checkpoints / STAGE1 / str(args.replicate))
+          checkpoint_dir=args.checkpoints / STAGE1 / str(args.replicate),
+          codebook_dir=args.data / "codebook")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ def main() -> None:
     params, data, device, bf16, lm = start_training(args)
     out, stage1 = model_dir(args.runs, args.recipe, args.replicate), model_dir(args.runs, STAGE1, args.replicate)
     train(params, args.recipe, args.replicate, data, lm, device, bf16, out, stage1_dir=stage1,
-          checkpoint_dir=args.checkpoints / args.recipe / str(args.replicate))
+          checkpoint_dir=args.checkpoints / args.recipe / str(args.replicate),
+          codebook_dir=args.data / "codebook")
 
 
 if __name__ == "__main__":

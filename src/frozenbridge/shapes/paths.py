@@ -7,6 +7,7 @@ from pathlib import Path
 DATA = Path("data/shapes")
 PICTURES = DATA / "pictures"  # train, test_seen, test_heldout .parquet: PNG, scene, caption, questions a row
 FEATURES = DATA / "features"  # the same splits and blank.parquet through the frozen encoder once
+CODEBOOK = DATA / "codebook"  # the codebook design's centroids (shapes_codebook; a note alone for other designs)
 RUNS = Path("runs/shapes")  # stage1/<replicate>/, <recipe>/<replicate>/{model/, scores.json, predictions.json}
 CHECKPOINTS = Path("checkpoints/shapes")  # resumable state of a run while it trains (outside DVC's outputs)
 METRICS = Path("metrics/shapes")

@@ -47,7 +47,7 @@ from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.measure import timed
 from frozenbridge.core.stage import run_cli
 from frozenbridge.shapes.params import Params, load_params
-from frozenbridge.shapes.paths import DATA
+from frozenbridge.shapes.paths import CODEBOOK, DATA
 from frozenbridge.shapes.sweeps.converge_results import format_table, save, summarize
 from frozenbridge.shapes.sweeps.converge_settings import (MODE_KEYS, SETTINGS, THRESHOLDS, apply_overrides,
                                                          model_label, parse_override)
@@ -81,7 +81,7 @@ def run_one(params: Params, seed: int, data, test, lm, device, bf16, steps: int,
     the pipeline's stage-1 rule has stopped too: `rule_stop` is the step it stops at, training.stage1_rule)."""
     seeds = run_seeds(params.seed, seed)
     connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"],
-                              **design_inputs(params, data, lm)).to(device)
+                              **design_inputs(params, lm, CODEBOOK)).to(device)
     vlm = VLM(lm, connector, device, bf16)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
     batches = caption_batches(data, seeds["captions"], params.shapes.train.batch_size)
@@ -140,7 +140,7 @@ def time_step(params: Params, data, lm, device, bf16, steps: int) -> float:
     at once, so its own timings are not the machine's)."""
     seeds = run_seeds(params.seed, 0)
     connector = new_connector(params, data.meta["output_shape"], lm.width, seeds["init"],
-                              **design_inputs(params, data, lm)).to(device)
+                              **design_inputs(params, lm, CODEBOOK)).to(device)
     vlm = VLM(lm, connector, device, bf16)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
     batches = caption_batches(data, seeds["captions"], params.shapes.train.batch_size)

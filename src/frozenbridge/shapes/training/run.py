@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from frozenbridge.bridge.connector import Connector, merge_patches
+from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.designs import design_class
-from frozenbridge.bridge.designs.codebook import fit_codebook
 from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters, world
 from frozenbridge.bridge.lora import attach_lora, lora_state, set_lora_state, trainable
 from frozenbridge.bridge.model import VLM, decoder_layers
@@ -32,6 +31,7 @@ from frozenbridge.core.checkpoint import Checkpoints, fingerprint
 from frozenbridge.core.precision import compile_cache, compile_choice, compile_layers, describe
 from frozenbridge.core.seeds import spawn
 from frozenbridge.shapes.params import Params
+from frozenbridge.shapes.training.codebook import read_centroids
 from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE, Phase
 from frozenbridge.shapes.training.split_data import SplitData, caption_batches, question_batches
 from frozenbridge.shapes.training.stage1_rule import Stage1Rule, rule_steps
@@ -53,17 +53,10 @@ def new_connector(params: Params, feature_shape: list[int], width: int, seed: np
     return design_class(c.design).from_params(c, feature_shape, width, layers=layers, centroids=centroids)
 
 
-def design_inputs(params: Params, data: SplitData, lm: LanguageModel) -> dict:
+def design_inputs(params: Params, lm: LanguageModel, codebook_dir: Path | None) -> dict:
     """What a design takes beyond the features' shape and the model's width: the language model's decoder layers
-    (cross-attention) and, for the codebook, its centroids: k-means over the training features' merged patches,
-    seeded by `seed` alone, so that every replicate and recipe fits the same codebook."""
-    c = params.shapes.connector
-    centroids = None
-    if c.design == "codebook":
-        rows, cols = data.meta["output_shape"][:2]
-        merged = merge_patches(data.feats.float(), (rows, cols), c.merge, c.order)
-        log.info("codebook: k-means of %d merged patches into %d codes", merged.shape[0] * merged.shape[1], c.codes)
-        centroids = fit_codebook(merged.reshape(-1, merged.shape[-1]), c.codes, params.seed)
+    (cross-attention) and the codebook's centroids (codebook: stage shapes_codebook's, in `codebook_dir`)."""
+    centroids = None if params.shapes.connector.design != "codebook" else read_centroids(params, codebook_dir)
     return {"layers": len(decoder_layers(lm.model)), "centroids": centroids}
 
 
@@ -189,11 +182,12 @@ def write_run(out: Path, connector: Connector, lm: LanguageModel, data_meta: dic
 
 def train(params: Params, recipe: str | None, replicate: int, data: SplitData, lm: LanguageModel,
           device: torch.device, bf16: bool, out: Path, stage1_dir: Path | None = None,
-          checkpoint_dir: Path | None = None) -> dict:
+          checkpoint_dir: Path | None = None, codebook_dir: Path | None = None) -> dict:
     """Train stage 1 (recipe None) or a recipe's run and write it to `out`; returns the run's info, which
     records the language model's weights digest and passage perplexity before and after training (the text check
     reads them: the model the run trained with, in the process that trained it).
 
+    `codebook_dir`: stage shapes_codebook's output, which the codebook design reads its centroids from.
     With `checkpoint_dir`, state is saved there every train.checkpoint_every steps and a matching checkpoint
     found there at the start is resumed from.
     """
@@ -202,7 +196,7 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     shape = data.meta["output_shape"]
     history: list = []
     if recipe is None or not RECIPES[recipe].from_stage1:
-        connector = new_connector(params, shape, lm.width, seeds["init"], **design_inputs(params, data, lm))
+        connector = new_connector(params, shape, lm.width, seeds["init"], **design_inputs(params, lm, codebook_dir))
         phases = (STAGE1_PHASE,) if recipe is None else RECIPES[recipe].phases
     else:
         connector = load_connector(stage1_dir)
