@@ -127,3 +127,39 @@ def test_a_fresh_cross_attention_model_gives_the_text_models_logits(family, fami
         with vlm.reading(batch, feats):
             opened = lm.model(inputs_embeds=embeds, attention_mask=mask).logits
     assert not torch.equal(opened[0], plain[0]) and torch.equal(opened[1], plain[1])  # the row with no picture
+
+
+def _codebook_params(**connector):
+    from frozenbridge.shapes.params import ConnectorParams, Params, ShapesParams
+
+    return Params(shapes=ShapesParams(connector=ConnectorParams(**connector)))
+
+
+def test_the_codebook_stage_fits_once_and_other_designs_get_the_same_note(tmp_path):
+    """shapes_codebook: k-means centroids of the training features' merged patches where the design is codebook,
+    read back by the runs; for every other design one note whose bytes no other connector setting changes (so no
+    training reruns for it); centroids fitted under other params are refused in one line."""
+    from test_train import tiny_split
+
+    from frozenbridge.core.errors import FrozenbridgeError
+    from frozenbridge.shapes.training.codebook import INFO, read_centroids, write_codebook
+
+    data = tiny_split()  # 12 pictures of 4 x 4 patches, 32 wide: 2 x 2 merged, 48 vectors of 128
+    params = _codebook_params(design="codebook", codes=8)
+    write_codebook(params, data, tmp_path / "cb")
+    centroids = read_centroids(params, tmp_path / "cb")
+    assert centroids.shape == (8, 128)
+    write_codebook(params, data, tmp_path / "again")
+    assert torch.equal(read_centroids(params, tmp_path / "again"), centroids)  # seeded: the same codebook
+    with pytest.raises(FrozenbridgeError, match="no codebook fitted under these params"):
+        read_centroids(_codebook_params(design="codebook", codes=6), tmp_path / "cb")
+    notes = []
+    for i, connector in enumerate(({"design": "mlp"}, {"design": "mlp", "hidden": 64}, {"design": "resampler"})):
+        write_codebook(_codebook_params(**connector), None, tmp_path / str(i))
+        assert [p.name for p in (tmp_path / str(i)).iterdir()] == [INFO]
+        notes.append((tmp_path / str(i) / INFO).read_bytes())
+        assert read_centroids(_codebook_params(**connector), tmp_path / str(i)) is None
+    assert len(set(notes)) == 1
+    with pytest.raises(FrozenbridgeError, match="shapes.connector.codes = 64: the training features hold only 48"):
+        write_codebook(_codebook_params(design="codebook", codes=64), data, tmp_path / "too-many")
+    assert not (tmp_path / "too-many").exists()  # nothing half-written
