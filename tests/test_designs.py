@@ -8,9 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from frozenbridge.bridge.designs import DESIGNS, design_class, rebuild
+from frozenbridge.bridge.designs import design_class, rebuild
 from frozenbridge.bridge.designs.codebook import Codebook, fit_codebook
 from frozenbridge.bridge.designs.cross_attention import CrossAttention, GatedBlock
+from frozenbridge.shapes.params import DESIGNS
 
 EMBEDDED = [14, 14, 112]  # EfficientNet-Lite0's block-10 grid
 WIDTH, LAYERS = 576, 30  # SmolLM2-135M
@@ -20,9 +21,11 @@ def _mlp_params() -> int:
     return design_class("mlp")(EMBEDDED, WIDTH, merge=2, order="columns", positions=True).n_params
 
 
-def test_the_registry_names_every_design_file_and_each_says_its_name():
+def test_every_design_params_allow_is_a_class_that_says_its_name_and_no_other_is():
     assert list(DESIGNS) == ["mlp", "resampler", "cross_attention", "codebook"]
     assert all(design_class(name).design == name for name in DESIGNS)
+    with pytest.raises(KeyError):
+        design_class("perceiver")
 
 
 @pytest.mark.parametrize("design, settings", [("resampler", {"latents": 49}), ("resampler", {"latents": 16}),

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from frozenbridge.bridge.designs import DESIGNS
 from frozenbridge.core.config import (boolean, boolean_or, choice, fail, field, fraction, integer, names, number,
                                       optional, span)
 from frozenbridge.core.params import PRECISIONS, BackboneParams
@@ -17,6 +16,7 @@ from frozenbridge.shapes.data.draw import most_that_fit
 from frozenbridge.shapes.data.vocab import COLORS, KINDS, RECIPE_NAMES
 
 ORDERS = ("rows", "columns")
+DESIGNS = ("mlp", "resampler", "cross_attention", "codebook")  # the connector designs (bridge/designs/)
 
 
 def parse_pair(value: Any, key: str) -> tuple[str, str]:

@@ -4,25 +4,22 @@ Every design is an nn.Module with `design` (its name), `n_out` (image tokens it 
 cross-attention), `n_params`, `config()` (its constructor's arguments, which a saved run keeps), `describe()`,
 `forward(feats)` and a classmethod `from_params(connector_params, feature_shape, width, layers, centroids)`; a design
 that reads the picture from inside the language model (cross-attention) also has `attach(decoder_layers)` and
-`reading(feats, has_media)`. A fifth design is one file here and one line in DESIGNS. The registry names classes as
-strings, so params validation knows the names without importing torch.
+`reading(feats, has_media)`. A fifth design is one file here, one line in `design_class` and its name in
+shapes.connector.design's choices (shapes/params.py; a test keeps the two lists equal, so that params validation,
+which every stage runs, imports no design and no torch).
 """
 
 from __future__ import annotations
 
-import importlib
-
-DESIGNS = {
-    "mlp": "frozenbridge.bridge.connector:Connector",
-    "resampler": "frozenbridge.bridge.designs.resampler:Resampler",
-    "cross_attention": "frozenbridge.bridge.designs.cross_attention:CrossAttention",
-    "codebook": "frozenbridge.bridge.designs.codebook:Codebook",
-}
-
 
 def design_class(design: str):
-    module, name = DESIGNS[design].split(":")
-    return getattr(importlib.import_module(module), name)
+    """The class of the design named by `shapes.connector.design`."""
+    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.designs.codebook import Codebook
+    from frozenbridge.bridge.designs.cross_attention import CrossAttention
+    from frozenbridge.bridge.designs.resampler import Resampler
+
+    return {"mlp": Connector, "resampler": Resampler, "cross_attention": CrossAttention, "codebook": Codebook}[design]
 
 
 def rebuild(design: str, config: dict):
