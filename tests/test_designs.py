@@ -166,3 +166,26 @@ def test_the_codebook_stage_fits_once_and_other_designs_get_the_same_note(tmp_pa
     with pytest.raises(FrozenbridgeError, match="shapes.connector.codes = 64: the training features hold only 48"):
         write_codebook(_codebook_params(design="codebook", codes=64), data, tmp_path / "too-many")
     assert not (tmp_path / "too-many").exists()  # nothing half-written
+
+
+def test_probes_read_the_tokens_under_a_shape_for_designs_with_places_and_no_design_without():
+    """grid_tokens says where each of a design's tokens lies: the MLP's and the codebook's merged blocks,
+    cross-attention's per-patch vectors; a resampler's learned queries lie nowhere (the probe stage skips them)."""
+    from frozenbridge.bridge.designs.resampler import Resampler
+    from frozenbridge.shapes.evaluation.probes import place_vectors
+
+    torch.manual_seed(0)
+    feats, grid = torch.randn(2, 16, 8), (4, 4)
+    scenes = [[{"cx": 4.0, "cy": 4.0, "size": 6.0}], [{"cx": 28.0, "cy": 4.0, "size": 6.0}]]  # cells 0 and 3
+    designs = {"mlp": design_class("mlp")([4, 4, 8], 16, merge=2, order="columns", positions=True),
+               "codebook": Codebook([4, 4, 8], 16, merge=2, codes=4, order="columns", positions=True,
+                                    centroids=torch.randn(4, 32)),
+               "cross_attention": CrossAttention([4, 4, 8], 16, layers=2, every=1)}
+    under = {"mlp": [0, 2], "codebook": [0, 2], "cross_attention": [0, 3]}  # columns of 2x2 blocks; patches by row
+    for name, design in designs.items():
+        with torch.no_grad():
+            tokens = design(feats)
+        expected = torch.stack([tokens[0, under[name][0]], tokens[1, under[name][1]]]).numpy()
+        assert torch.allclose(torch.from_numpy(place_vectors(feats, scenes, grid, 32, design)),
+                              torch.from_numpy(expected)), name
+    assert Resampler([4, 4, 8], 16, latents=4).grid_tokens is None

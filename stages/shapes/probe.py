@@ -21,9 +21,13 @@ def main() -> None:
     scenes, feats, meta = probe_inputs(params, f"{args.data}/pictures", f"{args.data}/features")
     grid = check_patches(meta)
     size = params.shapes.data.image_size
-    places = {"encoder": [None]}
+    places, skipped = {"encoder": [None]}, {}
     for recipe in (STAGE1, *[r for r in params.shapes.recipes if r != "caption"]):  # caption's connector is stage 1's
-        places[recipe] = [load_connector(model_dir(args.runs, recipe, rep)) for rep in params.replicates]
+        connectors = [load_connector(model_dir(args.runs, recipe, rep)) for rep in params.replicates]
+        if connectors[0].grid_tokens is None:
+            skipped[recipe] = f"the {connectors[0].design} design's tokens are not places of the picture"
+        else:
+            places[recipe] = connectors
     runs: dict = {}
     for place, connectors in places.items():
         runs[place] = []
@@ -32,6 +36,8 @@ def main() -> None:
             runs[place].append(probe_place((vectors["train"], scenes["train"]),
                                            {t: (vectors[t], scenes[t]) for t in ("seen", "heldout")}))
     result = probe_report(scenes, runs)
+    if skipped:
+        result["skipped"] = skipped
     write_json(METRICS / "probes.json", result)
     with atomic_path(PLOTS / "probes.png") as tmp:
         probes_figure(result, tmp)

@@ -37,10 +37,15 @@ def main() -> None:
 
     def also(model) -> dict:
         layout.setdefault("positions", positions(model))
-        if model.connector.grid:
+        connector = model.connector
+        if connector.grid_tokens and connector.n_out:  # a picture's tokens are its merged blocks (mlp, codebook)
+            merge = connector.grid_tokens[0]
             layout.setdefault("image_cost", {
-                **picture_cost(model.lm.model.config, model.connector.grid, model.connector.k, test.meta["image_size"]),
+                **picture_cost(model.lm.model.config, connector.grid, merge, test.meta["image_size"]),
                 "caption": test.captions[0], "caption_tokens": len(model.tokens.ids(" " + test.captions[0]))})
+        if not connector.n_out:
+            return {"two_pictures_skipped": f"the {connector.design} design reads one picture a row from inside the "
+                                            f"language model; two pictures in one question need image tokens"}
         return {"two_pictures": ask(model, test.feats, test.shapes, cfg.items, cfg.batch_size, cfg.answer_tokens)}
     result = text_check(params.language.name, params.shapes.recipes, params.replicates, args.runs, device, bf16, also)
     result.update(layout)

@@ -44,6 +44,11 @@ class Connector(nn.Module):
 
     design = "mlp"
 
+    @property
+    def grid_tokens(self) -> tuple[int, str] | None:
+        """How its tokens lie on the patch grid: each the k x k block (merge, order) of patches; None when pooled."""
+        return None if self.pooled else (self.k, self.order)
+
     def __init__(self, feature_shape: list[int], out_dim: int, merge: int = 2, hidden: int | None = None,
                  prefix_tokens: int = 1, order: str = "rows", norm: bool = False, positions: bool = False,
                  init_scale: float = 1.0, key: str = "connector"):

@@ -2,7 +2,8 @@
 
 Every design is an nn.Module with `design` (its name), `n_out` (image tokens it puts in the sequence: 0 for
 cross-attention), `n_params`, `config()` (its constructor's arguments, which a saved run keeps), `describe()`,
-`forward(feats)` and a classmethod `from_params(connector_params, feature_shape, width, layers, centroids)`; a design
+`grid_tokens` (how `forward`'s tokens lie on the patch grid, (merge, order), or None), `forward(feats)` and a
+classmethod `from_params(connector_params, feature_shape, width, layers, centroids)`; a design
 that reads the picture from inside the language model (cross-attention) also has `attach(decoder_layers)` and
 `reading(feats, has_media)`. A fifth design is one file here, one line in `design_class` and its name in
 shapes.connector.design's choices (shapes/params.py; a test keeps the two lists equal, so that params validation,

@@ -6,8 +6,9 @@ picture tokens; at small scale, k-means over frozen features, as speech units ov
                                   -> embedding of that code (+ a learned position per token): image tokens
 
 The centroids are a buffer, not trained: a saved run carries them, so `load_run` rebuilds the design alone. No
-gradient reaches the encoder side of the lookup; only the embeddings and positions learn. At the embedded sizes
-1,024 codes of width 576 are 589,824 parameters, plus 49 positions: within 1% of the MLP connector's 619,200.
+gradient reaches the encoder side of the lookup; only the embeddings and positions learn: `codes` times the language
+model's width, plus a position per token (tests/test_designs.py holds the default 1,024 codes within 15% of the MLP
+connector's parameters at the embedded sizes).
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ def fit_codebook(vectors: torch.Tensor, codes: int, seed: int, iterations: int =
 
 class Codebook(nn.Module):
     design = "codebook"
+
+    @property
+    def grid_tokens(self) -> tuple[int, str]:
+        """Each token is one k x k block of patches, in the connector's order (the probes read it so)."""
+        return self.k, self.order
 
     def __init__(self, feature_shape: list[int], out_dim: int, merge: int = 2, codes: int = 1024,
                  order: str = "columns", positions: bool = True, centroids: torch.Tensor | None = None):

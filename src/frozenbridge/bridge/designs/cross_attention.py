@@ -51,6 +51,7 @@ class GatedBlock(nn.Module):
 class CrossAttention(nn.Module):
     design = "cross_attention"
     n_out = 0  # image tokens in the sequence: none
+    grid_tokens = (1, "rows")  # forward gives the vectors the blocks attend to: one per patch, row by row
 
     def __init__(self, feature_shape: list[int], out_dim: int, layers: int, every: int = 4, heads: int = 2,
                  head_dim: int = 32):

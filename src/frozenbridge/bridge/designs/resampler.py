@@ -20,6 +20,7 @@ from torch import nn
 
 class Resampler(nn.Module):
     design = "resampler"
+    grid_tokens = None  # its tokens are learned queries, each reading the whole picture: no place of it
 
     def __init__(self, feature_shape: list[int], out_dim: int, latents: int = 49, heads: int = 4,
                  head_dim: int = 64):

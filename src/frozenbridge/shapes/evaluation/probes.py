@@ -2,7 +2,10 @@
 
 Read at the encoder output, after the stage-1 connector, and after each later recipe's connector. A shape's vector is
 the mean of the grid cells whose centers fall inside its bounding square (its stored center and size; the cell
-holding its center when none do); after the connector, the mean of the merged tokens whose blocks hold those cells.
+holding its center when none do); after the connector, the mean of its tokens whose blocks hold those cells (the
+design's `grid_tokens`: the MLP's and the codebook's merged blocks, cross-attention's per-patch keys' input). A
+resampler's tokens are learned queries over the whole picture, no place of it, so there is no vector under a shape
+after it: the stage says so in probes.json instead of probing.
 Probes are trained on the shapes of training pictures (which never hold a held-out pair) and tested on the shapes of
 seen-pair test pictures and on the held-out-pair shapes of held-out test pictures. A probe is a multinomial logistic
 regression on standardized vectors, fitted full-batch by L-BFGS from zeros: deterministic.
@@ -111,8 +114,8 @@ def place_vectors(feats: torch.Tensor, scenes: list[list[dict]], grid: tuple[int
         return shape_vectors(feats, scenes, lambda s: cells_under(s, grid, image_size))
     with torch.no_grad():
         tokens = torch.cat([connector(feats[i:i + 256].float()) for i in range(0, len(feats), 256)])
-    return shape_vectors(tokens, scenes,
-                         lambda s: tokens_under(cells_under(s, grid, image_size), grid, connector.k, connector.order))
+    merge, order = connector.grid_tokens
+    return shape_vectors(tokens, scenes, lambda s: tokens_under(cells_under(s, grid, image_size), grid, merge, order))
 
 
 def check_patches(meta: dict) -> tuple[int, int]:
