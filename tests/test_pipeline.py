@@ -603,6 +603,31 @@ def test_an_experiment_pushed_to_a_git_remote_compares_with_main_in_another_clon
     assert "steps4" in page and "main" in page
 
 
+def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(project, baseline):
+    """tools.connectors with one tiny setting: one experiment (stage 1 and caption_qa, both replicates), its shapes
+    metrics kept under results/connectors/, the workspace back to the commit's outputs; a second call runs nothing."""
+    from frozenbridge.tools.connectors import compare
+
+    settings = {"resampler-2": {"design": "resampler", "latents": 2}}
+    results = project / "results/connectors"
+    env = {k: v for k, v in project_env(project).items() if k in ("PATH", "PYTHONPATH", "FROZENBRIDGE_IMPORT_LOG")}
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        [folder] = compare(settings, project, results)
+        assert compare(settings, project, results) == []  # kept for this commit
+    info = json.loads((folder / "experiment.json").read_text())
+    assert info["params_changed"]["shapes.connector.design"] == "resampler"
+    assert info["commit"] == run(["git", "rev-parse", "HEAD"], project).stdout.strip()
+    scores = json.loads((folder / "metrics/shapes/scores.json").read_text())
+    assert set(scores) == {"caption", "caption_qa"}
+    probes = json.loads((folder / "metrics/shapes/probes.json").read_text())
+    assert set(probes["skipped"]) == {"stage1", "caption_qa"}  # a resampler's tokens lie nowhere in the picture
+    assert json.loads((folder / "timing.json").read_text())["minutes"] > 0
+    assert not run(["git", "status", "--porcelain", "--untracked-files=no"], project).stdout.strip()
+    assert "up to date" in dvc("status", cwd=project).stdout
+
+
 def test_exp_run_new_seed_changes_metrics(project, baseline):
     # a new seed, on one replicate, the default recipes and fewer digits and retrieval runs (a short suite)
     out = dvc("exp", "run", "-S", "seed=1", "-S", "replicates=[0]", "-S", "shapes.recipes=[caption,qa,caption_qa]",

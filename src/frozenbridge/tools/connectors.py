@@ -1,0 +1,127 @@
+"""The four ways to connect a picture, side by side under the same frozen backbones.
+
+    python -m frozenbridge.tools.connectors                    # every setting not yet kept for this commit
+    python -m frozenbridge.tools.connectors --only resampler-16 codebook-1024
+    python -m frozenbridge.tools.connectors --list             # the settings, and which are kept
+
+Each setting is one `dvc exp run` in this workspace with its design: stage 1 (captions) and caption_qa for every
+replicate params.yaml names, with all controls on seen and held-out pairs. Every design of a replicate sees the same
+pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
+(metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
+results/connectors/<setting>/, with the command, the commit, the machine and the minutes it took, and the workspace
+goes back to the commit's own outputs (`git checkout`, `dvc checkout`). A setting kept for this commit is not run
+again, so the comparison can be made over several sittings; `--force` runs it anyway. The workspace must be clean
+(nothing uncommitted): the experiment rewrites params.yaml, dvc.lock, metrics/ and plots/ while it runs.
+`python -m frozenbridge.tools.report` then renders results/connectors/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from frozenbridge.core.errors import FrozenbridgeError
+
+# setting -> shapes.connector values; every other connector key stays as params.yaml has it
+SETTINGS: dict[str, dict[str, object]] = {
+    "resampler-49": {"design": "resampler", "latents": 49},
+    "resampler-16": {"design": "resampler", "latents": 16},
+    "cross_attention-4": {"design": "cross_attention", "every": 4},
+    "cross_attention-6": {"design": "cross_attention", "every": 6},
+    "codebook-1024": {"design": "codebook", "codes": 1024},
+}
+RECIPES = ("caption", "caption_qa")  # caption is stage 1's own connector
+KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/probes.json",
+        "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
+RESULTS = Path("results/connectors")
+
+
+def command(values: dict[str, object]) -> list[str]:
+    sets = [f"shapes.connector.{key}={value}" for key, value in values.items()]
+    recipes = f"shapes.recipes=[{','.join(RECIPES)}]"
+    return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s)), "-S", recipes]
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+def kept(folder: Path, commit: str) -> bool:
+    """A setting's results were made on this commit."""
+    info = folder / "experiment.json"
+    return info.is_file() and json.loads(info.read_text()).get("commit") == commit
+
+
+def run_setting(name: str, values: dict[str, object], root: Path, results: Path) -> Path:
+    """One experiment, its metrics kept under results/name/, the workspace restored; returns the folder."""
+    import torch
+
+    from frozenbridge.core.atomic import write_json
+    from frozenbridge.core.measure import machine
+    from frozenbridge.tools.snapshot import save
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp) / "params.yaml"
+        base.write_text(git(root, "show", "HEAD:params.yaml"))
+        start = time.perf_counter()
+        try:
+            subprocess.run(command(values), cwd=root, check=True)
+            minutes = (time.perf_counter() - start) / 60
+            folder = save(name, root, base, results, only=list(KEPT),
+                          note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
+                               f"evaluations and the shapes analyses; the data and features from the cache)")
+        finally:
+            git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
+            subprocess.run(["dvc", "checkout", "-q", "-f"], cwd=root, check=True)
+    write_json(folder / "timing.json", {"minutes": round(minutes, 2), "machine": machine(torch.device("cpu"),
+                                                                                          quick=False)})
+    return folder
+
+
+def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False) -> list[Path]:
+    """Every setting not kept for HEAD's commit (all with `force`), one after the other."""
+    if git(root, "status", "--porcelain", "--untracked-files=no").strip():
+        raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
+                                "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
+    commit = git(root, "rev-parse", "HEAD").strip()
+    done = []
+    for name, values in settings.items():
+        if not force and kept(results / name, commit):
+            print(f"{name}: kept for {commit[:7]}, not run again (--force runs it)")
+            continue
+        done.append(run_setting(name, values, root, results))
+    return done
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.connectors", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", nargs="+", metavar="SETTING", choices=list(SETTINGS),
+                    help=f"run these settings only (of {', '.join(SETTINGS)})")
+    ap.add_argument("--force", action="store_true", help="run a setting even when kept for this commit")
+    ap.add_argument("--list", action="store_true", help="print the settings and which are kept, run nothing")
+    ap.add_argument("--results", type=Path, default=RESULTS, help=f"where each setting is kept (default {RESULTS})")
+    args = ap.parse_args()
+    root = Path(".").resolve()
+    settings = {name: SETTINGS[name] for name in (args.only or SETTINGS)}
+    try:
+        commit = git(root, "rev-parse", "HEAD").strip()
+        if args.list:
+            for name, values in settings.items():
+                state = "kept" if kept(args.results / name, commit) else "to run"
+                print(f"{name:<20} {state:<7} {' '.join(command(values)[3:])}")
+            return
+        for folder in compare(settings, root, args.results, args.force):
+            print(f"kept {folder}")
+    except (FrozenbridgeError, subprocess.CalledProcessError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
