@@ -56,7 +56,8 @@ class Resampler(nn.Module):
     def forward(self, feats: torch.Tensor) -> torch.Tensor:
         """(B, rows*cols, width) patch vectors -> (B, latents, out_dim) image tokens."""
         media = self.norm_media(self.media_in(feats) + self.media_positions)
-        latents = self.latents.expand(feats.shape[0], -1, -1)
+        # a copy, not an expanded view: the FLOP counter's module hooks need every input to have a grad_fn
+        latents = self.latents.repeat(feats.shape[0], 1, 1)
         queries = self.norm_latents(latents)
         context = torch.cat([media, queries], dim=1)
         attended, _ = self.attention(queries, context, context, need_weights=False)

@@ -1,0 +1,137 @@
+"""Each connector design's training step and its FLOPs, measured against the MLP's in one run on this machine.
+
+    python -m frozenbridge.tools.bench_designs             # bench/designs-cpu-2core.json (needs shapes_encode's output)
+    python -m frozenbridge.tools.bench_designs --steps 10  # shorter
+
+Every design of tools.connectors' settings, and the MLP, runs in a process of its own, as a stage does: the embedded
+backbones, the shapes study's cached training features, `--steps` caption steps (stage 1's batches) and `--steps`
+question steps (caption_qa's packed batches), eager (no compiled layers, so the designs are compared alike). Rows:
+the median step of each phase after the first two, its ratio against the MLP's, and the floating-point operations
+of one step of each (forward and backward, counted by torch.utils.flop_counter from the operands' shapes). The
+codebook's centroids are the first `codes` merged training vectors instead of stage shapes_codebook's k-means: a
+step's cost does not depend on where the centroids lie.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+DEFAULT_OUT = Path("bench/designs-cpu-2core.json")
+MLP = "mlp"
+
+
+def child(setting: str, steps: int) -> dict:
+    """One measurement process: `steps` caption steps, then `steps` question steps, timed; one of each counted."""
+    import time
+
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from frozenbridge.bridge.connector import merge_patches
+    from frozenbridge.bridge.model import VLM, decoder_layers
+    from frozenbridge.bridge.step import training_step
+    from frozenbridge.shapes.params import load_params
+    from frozenbridge.shapes.paths import FEATURES, PICTURES
+    from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE
+    from frozenbridge.shapes.training.run import batches_for, new_connector, run_seeds
+    from frozenbridge.shapes.training.split_data import load_split
+    from frozenbridge.shapes.training.start import setup
+    from frozenbridge.tools.connectors import SETTINGS
+
+    params = load_params("params.yaml")
+    values = {"design": MLP} if setting == MLP else SETTINGS[setting]
+    connector_params = dataclasses.replace(params.shapes.connector, **values)
+    params = dataclasses.replace(params, shapes=dataclasses.replace(params.shapes, connector=connector_params))
+    device, bf16, lm = setup(params)
+    data = load_split("train", PICTURES, FEATURES, params.vision)
+    shape, c = data.meta["output_shape"], connector_params
+    centroids = None
+    if c.design == "codebook":
+        merged = merge_patches(data.feats.float(), tuple(shape[:2]), c.merge, c.order)
+        centroids = merged.reshape(-1, merged.shape[-1])[:c.codes].clone()
+    seeds = run_seeds(params.seed, 0)
+    connector = new_connector(params, shape, lm.width, seeds["init"], layers=len(decoder_layers(lm.model)),
+                              centroids=centroids).to(device)
+    vlm = VLM(lm, connector, device, bf16)
+    optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
+    out = {"params": connector.n_params, "image_tokens": connector.n_out}
+    for phase_name, phase in (("caption", STAGE1_PHASE), ("question", RECIPES["caption_qa"].phases[-1])):
+        batches = batches_for(phase, data, seeds, params)
+        with FlopCounterMode(display=False) as counter:
+            training_step(vlm, next(batches), data.feats, optimizer)
+        times = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            training_step(vlm, next(batches), data.feats, optimizer)
+            times.append(time.perf_counter() - start)
+        out[phase_name] = {"step": statistics.median(times[2:]), "flops": counter.get_total_flops()}
+    return out
+
+
+def measure(setting: str, steps: int) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.tools.bench_designs", "--child", setting, "--steps",
+                           str(steps)], check=True, capture_output=True, text=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def rows_from(results: dict[str, dict]) -> list[dict]:
+    mlp = results[MLP]
+    rows = []
+    for setting, r in results.items():
+        label = f"{setting} ({r['params']:,} parameters, {r['image_tokens']} image tokens)"
+        for phase in ("caption", "question"):
+            rows.append({"measure": f"{label}: {phase} step", "a": "s", "a_value": r[phase]["step"],
+                         "b": "mlp s", "b_value": mlp[phase]["step"], "ratio": mlp[phase]["step"] / r[phase]["step"]})
+        rows.append({"measure": f"{label}: question step FLOPs", "a": "GFLOP", "a_value": r["question"]["flops"] / 1e9,
+                     "b": "mlp GFLOP", "b_value": mlp["question"]["flops"] / 1e9,
+                     "ratio": mlp["question"]["flops"] / r["question"]["flops"]})
+    return rows
+
+
+def main() -> None:
+    from frozenbridge.tools.connectors import SETTINGS
+
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench_designs", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=20, help="steps of each phase a process trains (default 20)")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the rows go (default {DEFAULT_OUT})")
+    ap.add_argument("--child", choices=[MLP, *SETTINGS], help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.steps < 4:
+        sys.exit(f"--steps = {args.steps}: at least 4 (the step is the median after the first two)")
+    if args.child:
+        print(json.dumps(child(args.child, args.steps)))
+        return
+    import torch
+
+    from frozenbridge.core.measure import machine
+    from frozenbridge.shapes.paths import FEATURES
+    from frozenbridge.tools.bench import format_table
+
+    if not (FEATURES / "train.parquet").is_file():
+        raise SystemExit(f"{FEATURES / 'train.parquet'}: no such file; run `dvc repro shapes_encode` first")
+    results = {}
+    for setting in (MLP, *SETTINGS):
+        try:
+            results[setting] = measure(setting, args.steps)
+        except subprocess.CalledProcessError as err:
+            last = (err.stderr or "").strip().splitlines()[-1:] or ["no message"]
+            raise SystemExit(f"the {setting} measurement failed: {last[0]}") from None
+        print(f"{setting}: measured", file=sys.stderr)
+    rows = rows_from(results)
+    info = {**machine(torch.device("cpu"), quick=False), "tool": "python -m frozenbridge.tools.bench_designs",
+            "mode": f"{args.steps} steps a phase, eager"}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
+    print(format_table(rows))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
