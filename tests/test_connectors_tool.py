@@ -33,3 +33,34 @@ def test_it_refuses_a_workspace_with_uncommitted_changes(tmp_path):
     subprocess.run(["git", "add", "params.yaml"], cwd=tmp_path, check=True)
     with pytest.raises(FrozenbridgeError, match="uncommitted changes"):
         compare(SETTINGS, tmp_path, tmp_path / "results")
+
+
+def _replicates(rights: list[float]) -> dict:
+    per = {str(i): {"right": r, "gap": r - 10.0} for i, r in enumerate(rights)}
+    return {recipe: {test: {task: per for task in ("caption", "count", "binding", "leftmost")}
+                     for test in ("seen", "heldout")} for recipe in ("caption", "caption_qa")}
+
+
+def test_the_report_table_puts_each_design_beside_the_default_runs_mlp(tmp_path):
+    from frozenbridge.shapes.report.connectors import connectors_table
+
+    (tmp_path / "metrics/shapes").mkdir(parents=True)
+    (tmp_path / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates([50, 40, 60])))
+    kept = tmp_path / "results/connectors"
+    (kept / "mlp").mkdir(parents=True)
+    (kept / "mlp/design.json").write_text(json.dumps({"connector_params": 619200, "image_tokens": 49,
+                                                       "minutes": None}))
+    assert connectors_table(tmp_path) == []  # the MLP alone compares nothing
+    (kept / "resampler-16/metrics/shapes").mkdir(parents=True)
+    (kept / "resampler-16/design.json").write_text(json.dumps({"connector_params": 693824, "image_tokens": 16,
+                                                                "minutes": 31.6}))
+    (kept / "resampler-16/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([20, 30, 25])))
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench/designs-cpu-2core.json").write_text(json.dumps({"rows": [
+        {"measure": "resampler-16 (693,824 parameters, 16 image tokens): question step", "ratio": 1.35}]}))
+    rows = connectors_table(tmp_path)
+    mlp = next(r for r in rows if r.startswith("| mlp |"))
+    resampler = next(r for r in rows if r.startswith("| resampler-16 |"))
+    assert "| 619,200 | 49 | 1.00× | — | seen | 50 [40–60]; gap 40 |" in mlp
+    assert "| 693,824 | 16 | 1.35× | 32 | seen | 25 [20–30]; gap 15 |" in resampler
+    assert rows.index(mlp) < rows.index(resampler)

@@ -623,7 +623,10 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
     assert set(scores) == {"caption", "caption_qa"}
     probes = json.loads((folder / "metrics/shapes/probes.json").read_text())
     assert set(probes["skipped"]) == {"stage1", "caption_qa"}  # a resampler's tokens lie nowhere in the picture
-    assert json.loads((folder / "timing.json").read_text())["minutes"] > 0
+    design = json.loads((folder / "design.json").read_text())
+    assert design["minutes"] > 0 and design["image_tokens"] == 2 and design["connector_params"] > 0
+    mlp = json.loads((results / "mlp/design.json").read_text())  # the default run's, reused
+    assert mlp["image_tokens"] == 4 and mlp["minutes"] is None  # the tiny project has no timed full run
     assert not run(["git", "status", "--porcelain", "--untracked-files=no"], project).stdout.strip()
     assert "up to date" in dvc("status", cwd=project).stdout
 

@@ -8,7 +8,7 @@ Each setting is one `dvc exp run` in this workspace with its design: stage 1 (ca
 replicate params.yaml names, with all controls on seen and held-out pairs. Every design of a replicate sees the same
 pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
 (metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
-results/connectors/<setting>/, with the command, the commit, the machine and the minutes it took, and the workspace
+results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes and machine), and the workspace
 goes back to the commit's own outputs (`git checkout`, `dvc checkout`). A setting kept for this commit is not run
 again, so the comparison can be made over several sittings; `--force` runs it anyway. The workspace must be clean
 (nothing uncommitted): the experiment rewrites params.yaml, dvc.lock, metrics/ and plots/ while it runs.
@@ -72,14 +72,39 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path)
         try:
             subprocess.run(command(values), cwd=root, check=True)
             minutes = (time.perf_counter() - start) / 60
+            facts = design_facts(root)
             folder = save(name, root, base, results, only=list(KEPT),
                           note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
                                f"evaluations and the shapes analyses; the data and features from the cache)")
         finally:
             git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
             subprocess.run(["dvc", "checkout", "-q", "-f"], cwd=root, check=True)
-    write_json(folder / "timing.json", {"minutes": round(minutes, 2), "machine": machine(torch.device("cpu"),
-                                                                                          quick=False)})
+    write_json(folder / "design.json", {**facts, "minutes": round(minutes, 2),
+                                        "machine": machine(torch.device("cpu"), quick=False)})
+    return folder
+
+
+def design_facts(root: Path) -> dict:
+    """The trained part and what the language model reads, from the workspace's caption_qa run of replicate 0."""
+    info = json.loads((root / "runs/shapes/caption_qa/0/model/run.json").read_text())
+    return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"]}
+
+
+def keep_mlp(root: Path, results: Path) -> Path:
+    """results/mlp/design.json: the default run's own facts, and the minutes bench/repro.json timed for its stage 1,
+    caption_qa and their evaluations (the comparison reuses those runs)."""
+    from frozenbridge.core.atomic import write_json
+
+    timed = json.loads(path.read_text()) if (path := root / "bench/repro.json").is_file() else None
+    parts = ("shapes_stage1@", "shapes_train@caption_qa-", "shapes_evaluate@caption-", "shapes_evaluate@caption_qa-")
+    seconds = sum(s for stage, s in timed["stages"].items() if stage.startswith(parts)) if timed else None
+    folder = results / "mlp"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json(folder / "design.json", {**design_facts(root), "minutes": seconds and round(seconds / 60, 2),
+                                        "machine": timed and timed["machine"],
+                                        "commit": git(root, "rev-parse", "HEAD").strip(),
+                                        "note": "the default run's own runs (metrics/shapes/), timed by "
+                                                "tools.repro_timing in bench/repro.json"})
     return folder
 
 
@@ -89,6 +114,8 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
     commit = git(root, "rev-parse", "HEAD").strip()
+    if not (results / "mlp" / "design.json").is_file() or force:
+        keep_mlp(root, results)
     done = []
     for name, values in settings.items():
         if not force and kept(results / name, commit):

@@ -19,6 +19,7 @@ from frozenbridge.digits.report import tables as digits
 from frozenbridge.onetoken.report import tables as onetoken
 from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
+from frozenbridge.shapes.report.connectors import connectors_table
 from frozenbridge.tools.headline import Row, headline_rows, shapes_rows
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
@@ -226,6 +227,8 @@ def render_results(root: Path) -> str:
     for folder in sorted((root / "results").glob("*/")):
         parts += digits.limits_results(folder) if (folder / "limits.json").is_file() else \
             [*shapes.experiment_results(folder), *backbone_table(folder, root)]
+    if compared := connectors_table(root):
+        parts += ["## Connector designs", "", *compared]
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += ["## Time", "", *repro_time(repro)]
     if sweep:
