@@ -64,3 +64,26 @@ def test_the_report_table_puts_each_design_beside_the_default_runs_mlp(tmp_path)
     assert "| 619,200 | 49 | 1.00× | — | seen | 50 [40–60]; gap 40 |" in mlp
     assert "| 693,824 | 16 | 1.35× | 32 | seen | 25 [20–30]; gap 15 |" in resampler
     assert rows.index(mlp) < rows.index(resampler)
+
+
+def test_the_section_9_verdicts_pair_each_design_with_the_mlp_by_replicate(tmp_path):
+    from frozenbridge.tools.verdicts.connector_readers import versus
+    from frozenbridge.tools.verdicts.readers import Sources
+    from frozenbridge.tools.verdicts.rules import HOLDS, OPEN, Ahead, judge
+
+    read = versus("codebook-1024", "mlp", (("seen", "caption"),))
+    evidence = read(Sources(tmp_path))
+    assert judge(Ahead("second"), evidence)[0] == OPEN and "python -m frozenbridge.tools.connectors" in evidence.missing
+    (tmp_path / "metrics/shapes").mkdir(parents=True)
+    (tmp_path / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates([50, 40, 60, 55, 45])))
+    for name, rights in (("mlp", None), ("codebook-1024", [30, 35, 40, 30, 20])):
+        (tmp_path / f"results/connectors/{name}/metrics/shapes").mkdir(parents=True)
+        (tmp_path / f"results/connectors/{name}/design.json").write_text(json.dumps({"connector_params": 1,
+                                                                                      "image_tokens": 1}))
+        if rights:
+            (tmp_path / f"results/connectors/{name}/metrics/shapes/replicates.json").write_text(
+                json.dumps(_replicates(rights)))
+    evidence = read(Sources(tmp_path))
+    assert evidence.cells[0].paired["differences"] == [-20, -5, -20, -25, -25]
+    assert judge(Ahead("second"), evidence)[0] == HOLDS  # behind in all five: the MLP ahead
+    assert "seen caption -20, -5, -20, -25, -25" in evidence.ours

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from frozenbridge.tools.verdicts import readers as r
+from frozenbridge.tools.verdicts.connector_readers import versus
 from frozenbridge.tools.verdicts.readers import ALL_RECIPES, QUESTION_TASKS, Sources
 from frozenbridge.tools.verdicts.rules import (FAILS, HOLDS, OPEN, Ahead, AtLeast, AtMost, Beats, Evidence, Every,
                                                Inside, NoDifference, judge)
@@ -79,6 +80,16 @@ CLAIMS = (
     Claim("shapes", "The untrained two-picture question fails (no better than a coin in both orders)",
           "answers split across recipes; one question, one seed", AtMost(25.0, "% (a coin in both orders)"),
           r.two_pictures_fail),
+    Claim("shapes", "With frozen backbones, gated cross-attention beats the sequence design (paired)",
+          "Idefics2 Finding 2: cross-attention performs better than fully autoregressive when frozen",
+          Ahead("first"), versus("cross_attention-4", "mlp", (("heldout", "binding"), ("seen", "caption"),
+                                                             ("heldout", "caption")))),
+    Claim("shapes", "Learned pooling to fewer tokens costs nothing (16 learned queries against 49 merged tokens)",
+          "Idefics2: +8.5 on average with 64 of 729 tokens", NoDifference(MARGIN),
+          versus("resampler-16", "mlp", (("seen", "caption"), ("heldout", "binding")))),
+    Claim("shapes", "Codebook tokens fall behind continuous ones (paired)",
+          "discrete tokens behind continuous features with a small LM (several papers)", Ahead("second"),
+          versus("codebook-1024", "mlp", (("seen", "caption"), ("heldout", "binding")))),
     Claim("digits", "The adapter reaches the classifier's ceiling", "0.9220 of 0.9307 (99%)",
           AtLeast(CEILING), r.adapter_reaches_ceiling),
     Claim("digits", "One prefix token barely beats chance", "barely beat chance (no number given)",

@@ -22,6 +22,7 @@ class Sources:
     """metrics/ first, then each saved result under results/ (with the command that made it)."""
 
     def __init__(self, root: Path):
+        self.root = Path(root)
         self.places = [(Path(root) / "metrics", "metrics", "")]
         for folder in sorted((Path(root) / "results").glob("*/")):
             meta = read_json_if_present(folder / "experiment.json") or {}
