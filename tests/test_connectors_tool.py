@@ -87,3 +87,25 @@ def test_the_section_9_verdicts_pair_each_design_with_the_mlp_by_replicate(tmp_p
     assert evidence.cells[0].paired["differences"] == [-20, -5, -20, -25, -25]
     assert judge(Ahead("second"), evidence)[0] == HOLDS  # behind in all five: the MLP ahead
     assert "seen caption -20, -5, -20, -25, -25" in evidence.ours
+
+
+def test_the_zero_gate_claim_reads_each_cross_attention_settings_text_stage(tmp_path):
+    from frozenbridge.tools.verdicts.connector_readers import zero_gate_starts_as_text_model
+    from frozenbridge.tools.verdicts.readers import Sources
+    from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, AtMost, judge
+
+    assert "--only cross_attention-4" in zero_gate_starts_as_text_model(Sources(tmp_path)).missing
+    for name, gap in (("mlp", None), ("cross_attention-4", 0.0), ("cross_attention-6", 0.0)):
+        (tmp_path / f"results/connectors/{name}/metrics/shapes").mkdir(parents=True)
+        (tmp_path / f"results/connectors/{name}/design.json").write_text(json.dumps({"connector_params": 1,
+                                                                                      "image_tokens": 0}))
+        if gap is not None:
+            (tmp_path / f"results/connectors/{name}/metrics/shapes/text.json").write_text(json.dumps(
+                {"zero_gate": {"max_abs_logit_difference": gap, "pictures": 8, "design": "cross_attention"}}))
+    rule = AtMost(0.0, " (largest |logit| difference)")
+    evidence = zero_gate_starts_as_text_model(Sources(tmp_path))
+    assert [c.label for c in evidence.cells] == ["cross_attention-4", "cross_attention-6"]
+    assert judge(rule, evidence)[0] == HOLDS
+    (tmp_path / "results/connectors/cross_attention-6/metrics/shapes/text.json").write_text(json.dumps(
+        {"zero_gate": {"max_abs_logit_difference": 0.03, "pictures": 8, "design": "cross_attention"}}))
+    assert judge(rule, zero_gate_starts_as_text_model(Sources(tmp_path)))[0] == FAILS

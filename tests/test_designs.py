@@ -189,3 +189,30 @@ def test_probes_read_the_tokens_under_a_shape_for_designs_with_places_and_no_des
         assert torch.allclose(torch.from_numpy(place_vectors(feats, scenes, grid, 32, design)),
                               torch.from_numpy(expected)), name
     assert Resampler([4, 4, 8], 16, latents=4).grid_tokens is None
+
+
+def test_the_zero_gate_gap_is_zero_and_the_trained_gates_come_back(tiny_models):
+    """What the text stage records for the section-9 claim: a cross-attention run's blocks with their gates at 0
+    move no logit (in fp32 and bf16), and the trained gates are restored afterwards."""
+    from frozenbridge.bridge.designs.cross_attention import zero_gate_gap
+    from frozenbridge.bridge.model import VLM, decoder_layers
+    from frozenbridge.bridge.sequence import Item
+    from frozenbridge.core.backbones.language import load_language
+
+    lm = load_language(str(tiny_models["qwen2"]))
+    torch.manual_seed(0)
+    cross = CrossAttention([2, 2, 8], lm.width, layers=len(decoder_layers(lm.model)), every=1)
+    with torch.no_grad():
+        for block in cross.blocks:
+            block.gate.fill_(0.5)  # as training leaves them: open
+    items, feats = [Item(0, "Caption:", ""), Item(1, "Caption:", "")], torch.randn(2, 4, 8)
+    for bf16 in (False, True):
+        vlm = VLM(lm, cross, torch.device("cpu"), bf16)
+        assert zero_gate_gap(vlm, items, feats) == 0.0
+        assert all(float(block.gate) == 0.5 for block in cross.blocks)
+    vlm = VLM(lm, cross, torch.device("cpu"), False)
+    with torch.no_grad():  # and what it measures can move: with the trained (open) gates the logits differ
+        batch, embeds, mask = vlm.inputs(items, feats, with_target=False, left_pad=False)
+        alone = lm.model(inputs_embeds=embeds, attention_mask=mask).logits
+        with vlm.reading(batch, feats):
+            assert not torch.equal(lm.model(inputs_embeds=embeds, attention_mask=mask).logits, alone)

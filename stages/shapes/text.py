@@ -5,15 +5,19 @@ of ordinary prose (no picture, so the connector never runs), recorded by the tra
 trained, against the base model's digest (text_check); the rebuilt run's perplexity beside them. The replies to the
 no-picture prompts. Positions taken by text only, one picture and two pictures. A two-picture question no run trained on
 ("Which picture has a triangle, the first or the second?", exactly one has) on pairs of seen-pair test pictures, in
-both orders. What a picture costs in KV cache, merged and unmerged, at the picture's side and twice it. Writes
+both orders. What a picture costs in KV cache, merged and unmerged, at the picture's side and twice it. For
+cross-attention, how far its logits move from the text model's with every gate at 0 (as a fresh model starts). Writes
 metrics/shapes/text.json.
 """
 
+from frozenbridge.bridge.designs.cross_attention import zero_gate_gap
+from frozenbridge.bridge.sequence import Item
 from frozenbridge.bridge.token_cost import picture_cost
 from frozenbridge.core.atomic import write_json
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.precision import use_bf16
 from frozenbridge.core.stage import require, run_cli, stage_parser
+from frozenbridge.shapes.data.vocab import caption_prompt
 from frozenbridge.shapes.evaluation.text_check import no_picture_replies, text_check
 from frozenbridge.shapes.evaluation.two_pictures import ask, positions
 from frozenbridge.shapes.params import load_params
@@ -43,6 +47,10 @@ def main() -> None:
             layout.setdefault("image_cost", {
                 **picture_cost(model.lm.model.config, connector.grid, merge, test.meta["image_size"]),
                 "caption": test.captions[0], "caption_tokens": len(model.tokens.ids(" " + test.captions[0]))})
+        if hasattr(connector, "reading"):  # cross-attention: with every gate at 0, is it the text model?
+            firsts = [Item(i, caption_prompt(), "") for i in range(min(8, len(test.captions)))]
+            layout.setdefault("zero_gate", {"max_abs_logit_difference": zero_gate_gap(model, firsts, test.feats),
+                                            "pictures": len(firsts), "design": connector.design})
         if not connector.n_out:
             return {"two_pictures_skipped": f"the {connector.design} design reads one picture a row from inside the "
                                             f"language model; two pictures in one question need image tokens"}

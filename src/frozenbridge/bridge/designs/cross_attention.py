@@ -132,3 +132,26 @@ class CrossAttention(nn.Module):
         rows, cols, _ = self.feature_shape
         return (f"gated cross-attention ({rows}x{cols} patches; {len(self.blocks)} blocks, before every "
                 f"{self.every}th of {self.layers} layers; no image tokens): {self.n_params:,} trainable parameters")
+
+
+@torch.no_grad()
+def zero_gate_gap(vlm, items: list, feats: torch.Tensor) -> float:
+    """The largest |logit| difference between the language model alone and the same model reading the items'
+    pictures through `vlm`'s blocks with every gate at 0, as a fresh model starts: 0 when the gate keeps its promise.
+    The trained gates are put back afterwards."""
+    from frozenbridge.core.precision import autocast
+
+    blocks = vlm.connector.blocks
+    trained = [block.gate.detach().clone() for block in blocks]
+    batch, embeds, mask = vlm.inputs(items, feats, with_target=False, left_pad=False)
+    with autocast(vlm.device, vlm.bf16):
+        alone = vlm.lm.model(inputs_embeds=embeds, attention_mask=mask).logits
+        try:
+            for block in blocks:
+                block.gate.zero_()
+            with vlm.reading(batch, feats):
+                gated = vlm.lm.model(inputs_embeds=embeds, attention_mask=mask).logits
+        finally:
+            for block, gate in zip(blocks, trained):
+                block.gate.copy_(gate)
+    return float((gated.float() - alone.float()).abs().max())

@@ -9,7 +9,7 @@ from typing import Callable
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.shapes.report.connectors import designs
 from frozenbridge.tools.verdicts.readers import Sources
-from frozenbridge.tools.verdicts.rules import Evidence, paired_cell
+from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 
 COMMAND = "python -m frozenbridge.tools.connectors"
 RECIPE = {"caption": "caption", "count": "caption_qa", "binding": "caption_qa", "leftmost": "caption_qa"}
@@ -36,3 +36,18 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...]) -> Calla
         return Evidence(out, f"{first} − {second}, exact-match points per replicate: " + "; ".join(parts),
                         f"results/connectors/{first}, {second}")
     return read
+
+
+def zero_gate_starts_as_text_model(s: Sources) -> Evidence:
+    """Every cross-attention setting's text stage: the largest logit difference from the text model with the gates
+    at 0, on its first test pictures."""
+    found = {name: f for name, f in designs(s.root).items() if name.startswith("cross_attention")}
+    gaps = {name: (read_json_if_present(metrics / "text.json") or {}).get("zero_gate") for name, (_, metrics)
+            in found.items()}
+    gaps = {name: g for name, g in gaps.items() if g}
+    if not gaps:
+        return Evidence(missing=f"{COMMAND} --only cross_attention-4")
+    cells = [Cell(name, (g["max_abs_logit_difference"],)) for name, g in gaps.items()]
+    return Evidence(cells, "largest |logit| difference from the text model with every gate at 0: " + ", ".join(
+        f"{name} {g['max_abs_logit_difference']:g} on {g['pictures']} pictures" for name, g in gaps.items()),
+        ", ".join(f"results/connectors/{name}/metrics/shapes/text.json" for name in gaps))
