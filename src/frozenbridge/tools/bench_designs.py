@@ -108,11 +108,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.steps)))
         return
-    import torch
-
-    from frozenbridge.core.measure import machine
     from frozenbridge.shapes.paths import FEATURES
-    from frozenbridge.tools.bench import format_table
+    from frozenbridge.tools.bench import save_rows
 
     if not (FEATURES / "train.parquet").is_file():
         raise SystemExit(f"{FEATURES / 'train.parquet'}: no such file; run `dvc repro shapes_encode` first")
@@ -124,13 +121,7 @@ def main() -> None:
             last = (err.stderr or "").strip().splitlines()[-1:] or ["no message"]
             raise SystemExit(f"the {setting} measurement failed: {last[0]}") from None
         print(f"{setting}: measured", file=sys.stderr)
-    rows = rows_from(results)
-    info = {**machine(torch.device("cpu"), quick=False), "tool": "python -m frozenbridge.tools.bench_designs",
-            "mode": f"{args.steps} steps a phase, eager"}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
-    print(format_table(rows))
-    print(f"wrote {args.out}")
+    save_rows(args.out, rows_from(results), "frozenbridge.tools.bench_designs", f"{args.steps} steps a phase, eager")
 
 
 if __name__ == "__main__":
