@@ -604,8 +604,9 @@ def test_an_experiment_pushed_to_a_git_remote_compares_with_main_in_another_clon
 
 
 def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(project, baseline):
-    """tools.connectors with one tiny setting: one experiment (stage 1 and caption_qa, both replicates), its shapes
-    metrics kept under results/connectors/, the workspace back to the commit's outputs; a second call runs nothing."""
+    """tools.connectors with one tiny setting: one experiment (stage 1 and caption_qa, one replicate, to keep this
+    chain short), its shapes metrics kept under results/connectors/, the workspace back to the commit's outputs; a
+    second call runs nothing."""
     from frozenbridge.tools.connectors import compare
 
     settings = {"resampler-2": {"design": "resampler", "latents": 2}}
@@ -614,8 +615,8 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
     with pytest.MonkeyPatch.context() as mp:
         for key, value in env.items():
             mp.setenv(key, value)
-        [folder] = compare(settings, project, results)
-        assert compare(settings, project, results) == []  # kept for this commit
+        [folder] = compare(settings, project, results, extra=("replicates=[0]",))
+        assert compare(settings, project, results, extra=("replicates=[0]",)) == []  # kept for this commit
     info = json.loads((folder / "experiment.json").read_text())
     assert info["params_changed"]["shapes.connector.design"] == "resampler"
     assert info["commit"] == run(["git", "rev-parse", "HEAD"], project).stdout.strip()

@@ -41,10 +41,11 @@ KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", 
 RESULTS = Path("results/connectors")
 
 
-def command(values: dict[str, object]) -> list[str]:
-    sets = [f"shapes.connector.{key}={value}" for key, value in values.items()]
-    recipes = f"shapes.recipes=[{','.join(RECIPES)}]"
-    return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s)), "-S", recipes]
+def command(values: dict[str, object], extra: tuple[str, ...] = ()) -> list[str]:
+    """The setting's `dvc exp run`; `extra`: more `-S` assignments (the tests run one replicate)."""
+    sets = [*(f"shapes.connector.{key}={value}" for key, value in values.items()),
+            f"shapes.recipes=[{','.join(RECIPES)}]", *extra]
+    return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s))]
 
 
 def git(root: Path, *args: str) -> str:
@@ -57,7 +58,7 @@ def kept(folder: Path, commit: str) -> bool:
     return info.is_file() and json.loads(info.read_text()).get("commit") == commit
 
 
-def run_setting(name: str, values: dict[str, object], root: Path, results: Path) -> Path:
+def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = ()) -> Path:
     """One experiment, its metrics kept under results/name/, the workspace restored; returns the folder."""
     import torch
 
@@ -70,7 +71,7 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path)
         base.write_text(git(root, "show", "HEAD:params.yaml"))
         start = time.perf_counter()
         try:
-            subprocess.run(command(values), cwd=root, check=True)
+            subprocess.run(command(values, extra), cwd=root, check=True)
             minutes = (time.perf_counter() - start) / 60
             facts = design_facts(root)
             folder = save(name, root, base, results, only=list(KEPT),
@@ -108,8 +109,9 @@ def keep_mlp(root: Path, results: Path) -> Path:
     return folder
 
 
-def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False) -> list[Path]:
-    """Every setting not kept for HEAD's commit (all with `force`), one after the other."""
+def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False,
+            extra: tuple[str, ...] = ()) -> list[Path]:
+    """Every setting not kept for HEAD's commit (all with `force`), one after the other (`extra`: see command)."""
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
@@ -121,7 +123,7 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         if not force and kept(results / name, commit):
             print(f"{name}: kept for {commit[:7]}, not run again (--force runs it)")
             continue
-        done.append(run_setting(name, values, root, results))
+        done.append(run_setting(name, values, root, results, extra))
     return done
 
 
