@@ -13,7 +13,7 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.checkpoint import Checkpoints
-from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams
+from frozenbridge.shapes.params import ConnectorParams, EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import train
 
 CPU = torch.device("cpu")
@@ -27,8 +27,9 @@ class Killed(Exception):
 RULE = Stage1Until(share=0.5, items=3, every=2, max_steps=8)
 
 
-def params(every: int, rule: bool = False) -> Params:
-    return Params(shapes=ShapesParams(train=TrainParams(stage1_until=RULE if rule else Stage1Until(share=0),
+def params(every: int, rule: bool = False, design: str = "mlp") -> Params:
+    return Params(shapes=ShapesParams(connector=ConnectorParams(design=design, every=1, latents=3),
+                                      train=TrainParams(stage1_until=RULE if rule else Stage1Until(share=0),
                                                         batch_size=4, stage1_steps=4, stage2_steps=4, mix_captions=2,
                                                         checkpoint_every=every),
                                       evaluate=EvaluateParams(batch_size=8, caption_tokens=6)))
@@ -38,8 +39,8 @@ def fresh_lm(tiny_models):
     return load_language(str(tiny_models["qwen2"]))
 
 
-def run(tiny_models, tmp, recipe, every, ckpt=None, stage1=None, rule=False):
-    return train(params(every, rule), recipe, 0, tiny_split(), fresh_lm(tiny_models), CPU, False,
+def run(tiny_models, tmp, recipe, every, ckpt=None, stage1=None, rule=False, design="mlp"):
+    return train(params(every, rule, design), recipe, 0, tiny_split(), fresh_lm(tiny_models), CPU, False,
                  tmp / (recipe or "stage1"), stage1_dir=stage1, checkpoint_dir=ckpt)
 
 
@@ -53,17 +54,21 @@ def same_run(a, b) -> None:
         assert (a / adapter).read_bytes() == (b / adapter).read_bytes()
 
 
-@pytest.mark.parametrize("recipe,kill_at,rule", [(None, 2, False), ("caption_qa_lora", 6, False), ("qa", 4, False),
-                                              (None, 6, True)], ids=["stage1", "lora", "qa", "stage1-rule"])
-def test_killed_run_resumes_to_the_same_result(tiny_models, tmp_path, monkeypatch, caplog, recipe, kill_at, rule):
+@pytest.mark.parametrize("recipe,kill_at,rule,design", [
+    (None, 2, False, "mlp"), ("caption_qa_lora", 6, False, "mlp"), ("qa", 4, False, "mlp"), (None, 6, True, "mlp"),
+    ("caption_qa_lora", 6, False, "cross_attention"), ("qa", 4, False, "resampler")],
+    ids=["stage1", "lora", "qa", "stage1-rule", "lora-cross_attention", "qa-resampler"])
+def test_killed_run_resumes_to_the_same_result(tiny_models, tmp_path, monkeypatch, caplog, recipe, kill_at, rule,
+                                               design):
     """Stage 1 with its rule is killed after its second check: the resumed run keeps the checks read before the
-    checkpoint (run.json is byte-identical) and stops where the whole run stopped."""
+    checkpoint (run.json is byte-identical) and stops where the whole run stopped. Other designs resume alike
+    (cross-attention's blocks and gates with a LoRA adapter, a resampler's latents)."""
     whole, parts = tmp_path / "whole", tmp_path / "parts"
     stage1 = None
     if recipe and recipe != "qa":
-        run(tiny_models, whole, None, 0)
+        run(tiny_models, whole, None, 0, design=design)
         stage1 = whole / "stage1"
-    run(tiny_models, whole, recipe, 0, stage1=stage1, rule=rule)
+    run(tiny_models, whole, recipe, 0, stage1=stage1, rule=rule, design=design)
 
     save = Checkpoints.save
 
@@ -75,14 +80,14 @@ def test_killed_run_resumes_to_the_same_result(tiny_models, tmp_path, monkeypatc
     monkeypatch.setattr(Checkpoints, "save", save_then_die)
     ckpt = tmp_path / "ckpt"
     with pytest.raises(Killed):
-        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1, rule=rule)
+        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1, rule=rule, design=design)
     assert (ckpt / "checkpoint.pt").is_file() and not (parts / (recipe or "stage1")).exists()
     monkeypatch.setattr(Checkpoints, "save", save)
     steps = []
     loss = VLM.loss
     monkeypatch.setattr(VLM, "loss", lambda self, *a: steps.append(1) or loss(self, *a))
     with caplog.at_level(logging.INFO, logger="frozenbridge.checkpoint"):
-        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1, rule=rule)
+        run(tiny_models, parts, recipe, 2, ckpt=ckpt, stage1=stage1, rule=rule, design=design)
     assert f"at step {kill_at}" in caplog.text and "resuming from" in caplog.text
     last = 8 if rule or recipe is not None else 4  # global step numbers: recipes after stage 1 continue its count
     assert len(steps) == last - kill_at, "the restart trains only the steps after the checkpoint"

@@ -104,8 +104,10 @@ def test_without_torchrun_nothing_is_initialised(monkeypatch):
     assert init_from_env() is None and world() == (0, 1)
 
 
-def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, port: int = 0) -> None:
-    """The shapes study's stage 1 and caption_qa_lora (LoRA included) through `shapes.train.train`."""
+def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, port: int = 0,
+                design: str = "mlp") -> None:
+    """The shapes study's stage 1 and caption_qa_lora (LoRA included) through `shapes.train.train`, with `design`'s
+    connector."""
     import sys as _sys
 
     _sys.path.insert(0, str(Path(__file__).parent))
@@ -113,7 +115,7 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
     from test_train import tiny_split
 
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.params import Params, ShapesParams, Stage1Until, TrainParams
+    from frozenbridge.shapes.params import ConnectorParams, Params, ShapesParams, Stage1Until, TrainParams
     from frozenbridge.shapes.training.run import train as train_run
 
     torch.set_num_threads(1)
@@ -122,7 +124,8 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
         dist.init_process_group("gloo", rank=rank, world_size=world_size)
     try:
         data, lm = tiny_split(), load_language(lm_path)
-        p = Params(shapes=ShapesParams(train=TrainParams(stage1_until=Stage1Until(share=0),
+        p = Params(shapes=ShapesParams(connector=ConnectorParams(design=design, every=1),
+                                       train=TrainParams(stage1_until=Stage1Until(share=0),
                                                          batch_size=6, stage1_steps=3, stage2_steps=3, lora_lr=0.01)))
         train_run(p, None, 0, data, lm, torch.device("cpu"), False, out / "stage1")
         if world_size > 1:
@@ -134,17 +137,20 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
             dist.destroy_process_group()
 
 
-def _shapes_worker(rank: int, world_size: int, port: int, lm_path: str, out: Path) -> None:
-    _shapes_run(out, lm_path, rank, world_size, port)
+def _shapes_worker(rank: int, world_size: int, port: int, lm_path: str, out: Path, design: str) -> None:
+    _shapes_run(out, lm_path, rank, world_size, port, design)
 
 
-def test_the_shapes_training_stage_split_over_two_processes_matches_one(tiny_models, tmp_path):
+@pytest.mark.parametrize("design", ["mlp", "cross_attention"])
+def test_the_shapes_training_stage_split_over_two_processes_matches_one(tiny_models, tmp_path, design):
+    """Cross-attention too: its blocks read each process's share of the pictures (and LoRA trains beside them)."""
     import csv
 
     from frozenbridge.bridge.saved_run import load_connector
 
-    _shapes_run(tmp_path / "one", str(tiny_models["qwen2"]))
-    mp.spawn(_shapes_worker, args=(2, free_port(), str(tiny_models["qwen2"]), tmp_path / "two"), nprocs=2, join=True)
+    _shapes_run(tmp_path / "one", str(tiny_models["qwen2"]), design=design)
+    mp.spawn(_shapes_worker, args=(2, free_port(), str(tiny_models["qwen2"]), tmp_path / "two", design), nprocs=2,
+             join=True)
     for run in ("stage1", "lora"):
         curves = []
         for n in ("one", "two"):
