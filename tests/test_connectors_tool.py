@@ -10,7 +10,7 @@ import pytest
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import DESIGNS
-from frozenbridge.tools.connectors import SETTINGS, command, compare, kept
+from frozenbridge.tools.connectors import SETTINGS, command, compare, kept, pipeline
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():
@@ -20,17 +20,32 @@ def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_desig
         "-S", "shapes.recipes=[caption,caption_qa]"]
 
 
-def test_a_setting_is_kept_only_for_the_commit_it_ran_on(tmp_path):
-    (tmp_path / "experiment.json").write_text(json.dumps({"commit": "abc"}))
-    assert kept(tmp_path, "abc") and not kept(tmp_path, "def") and not kept(tmp_path / "none", "abc")
+def _commit(root, **files: str) -> None:
+    for name, text in files.items():
+        (root / name.replace("_", ".")).write_text(text)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"], cwd=root,
+                   check=True)
+
+
+def test_a_setting_is_kept_for_the_pipeline_and_values_it_ran_with(tmp_path):
+    """Commits that leave dvc.lock and params.yaml alone (docs, results) keep a setting; a new lock does not."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="seed: 0\n")
+    key, values = pipeline(tmp_path), SETTINGS["resampler-16"]
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept/design.json").write_text(json.dumps({"pipeline": key, "setting": values}))
+    _commit(tmp_path, README_md="results\n")
+    assert pipeline(tmp_path) == key and kept(tmp_path / "kept", key, values)
+    assert not kept(tmp_path / "kept", key, SETTINGS["resampler-49"]) and not kept(tmp_path / "none", key, values)
+    _commit(tmp_path, dvc_lock="stages: {a: 1}\n")
+    assert pipeline(tmp_path) != key and not kept(tmp_path / "kept", pipeline(tmp_path), values)
 
 
 def test_it_refuses_a_workspace_with_uncommitted_changes(tmp_path):
-    for cmd in (["git", "init", "-q"], ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-                                        "--allow-empty", "-m", "x"]):
-        subprocess.run(cmd, cwd=tmp_path, check=True)
-    (tmp_path / "params.yaml").write_text("seed: 0\n")
-    subprocess.run(["git", "add", "params.yaml"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="", params_yaml="seed: 0\n")
+    (tmp_path / "params.yaml").write_text("seed: 1\n")
     with pytest.raises(FrozenbridgeError, match="uncommitted changes"):
         compare(SETTINGS, tmp_path, tmp_path / "results")
 
@@ -109,3 +124,46 @@ def test_the_zero_gate_claim_reads_each_cross_attention_settings_text_stage(tmp_
     (tmp_path / "results/connectors/cross_attention-6/metrics/shapes/text.json").write_text(json.dumps(
         {"zero_gate": {"max_abs_logit_difference": 0.03, "pictures": 8, "design": "cross_attention"}}))
     assert judge(rule, zero_gate_starts_as_text_model(Sources(tmp_path)))[0] == FAILS
+
+
+def _compared(root, mlp: list[float], **designs: list[float]) -> None:
+    (root / "metrics/shapes").mkdir(parents=True)
+    (root / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates(mlp)))
+    kept = root / "results/connectors"
+    (kept / "mlp").mkdir(parents=True)
+    (kept / "mlp/design.json").write_text(json.dumps({"connector_params": 600, "image_tokens": 49, "minutes": None}))
+    for name, rights in designs.items():
+        (kept / name / "metrics/shapes").mkdir(parents=True)
+        (kept / name / "design.json").write_text(json.dumps({"connector_params": 690, "image_tokens": 16,
+                                                             "minutes": 31.6}))
+        (kept / name / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates(rights)))
+
+
+def test_the_findings_say_where_a_design_is_ahead_or_behind_in_every_replicate_from_the_numbers(tmp_path):
+    from frozenbridge.shapes.report.connectors import connectors_findings
+
+    assert "No design has been compared yet" in connectors_findings(tmp_path)[0]
+    _compared(tmp_path, [50, 40, 60], **{"resampler-16": [55, 45, 70], "codebook-1024": [40, 45, 50]})
+    text = "\n".join(connectors_findings(tmp_path))
+    resampler = next(line for line in text.splitlines() if line.startswith("**resampler-16**"))
+    assert "690 parameters (1.15× the MLP's)" in resampler and "16 image tokens (the MLP 49)" in resampler
+    assert "held-out pairs: caption +5 [+5, +10]" in resampler and "took 32 minutes" in resampler
+    assert "Ahead in every replicate: held-out caption, held-out count" in resampler
+    assert "Behind in every replicate: none." in resampler
+    codebook = next(line for line in text.splitlines() if line.startswith("**codebook-1024**"))
+    assert "-10 [-10, +5]" in codebook and "Ahead in every replicate: none. Behind in every replicate: none." in codebook
+    assert "binding: resampler-16 (55%)" in text  # the highest median, named from the numbers
+
+
+def test_the_figure_is_drawn_once_a_design_is_compared_and_the_page_block_is_replaced(tmp_path):
+    from frozenbridge.shapes.report.connectors_figure import draw
+    from frozenbridge.tools.report import FINDINGS_END, FINDINGS_START, update_connectors_page
+
+    assert not draw(tmp_path, tmp_path / "fig.png") and not (tmp_path / "fig.png").exists()
+    _compared(tmp_path, [50, 40, 60], **{"cross_attention-4": [30, 20, 40]})
+    assert draw(tmp_path, tmp_path / "fig.png") and (tmp_path / "fig.png").read_bytes()[:4] == b"\x89PNG"
+    page = tmp_path / "connectors.md"
+    page.write_text(f"# head\n{FINDINGS_START}\nold\n{FINDINGS_END}\ntail\n")
+    text = update_connectors_page(page, tmp_path)
+    assert text.startswith("# head\n") and text.endswith(f"{FINDINGS_END}\ntail\n") and "old" not in text
+    assert "**cross_attention-4**" in text and "Behind in every replicate: held-out caption" in text

@@ -607,7 +607,7 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
     """tools.connectors with one tiny setting: one experiment (stage 1 and caption_qa, one replicate, to keep this
     chain short), its shapes metrics kept under results/connectors/, the workspace back to the commit's outputs; a
     second call runs nothing."""
-    from frozenbridge.tools.connectors import compare
+    from frozenbridge.tools.connectors import compare, pipeline
 
     settings = {"resampler-2": {"design": "resampler", "latents": 2}}
     results = project / "results/connectors"
@@ -616,7 +616,7 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
         for key, value in env.items():
             mp.setenv(key, value)
         [folder] = compare(settings, project, results, extra=("replicates=[0]",))
-        assert compare(settings, project, results, extra=("replicates=[0]",)) == []  # kept for this commit
+        assert compare(settings, project, results, extra=("replicates=[0]",)) == []  # kept for this pipeline
     info = json.loads((folder / "experiment.json").read_text())
     assert info["params_changed"]["shapes.connector.design"] == "resampler"
     assert info["commit"] == run(["git", "rev-parse", "HEAD"], project).stdout.strip()
@@ -626,6 +626,7 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
     assert set(probes["skipped"]) == {"stage1", "caption_qa"}  # a resampler's tokens lie nowhere in the picture
     design = json.loads((folder / "design.json").read_text())
     assert design["minutes"] > 0 and design["image_tokens"] == 2 and design["connector_params"] > 0
+    assert design["setting"] == settings["resampler-2"] and design["pipeline"] == pipeline(project)
     mlp = json.loads((results / "mlp/design.json").read_text())  # the default run's, reused
     assert mlp["image_tokens"] == 4 and mlp["minutes"] is None  # the tiny project has no timed full run
     assert not run(["git", "status", "--porcelain", "--untracked-files=no"], project).stdout.strip()

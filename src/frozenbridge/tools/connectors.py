@@ -1,6 +1,6 @@
 """The four ways to connect a picture, side by side under the same frozen backbones.
 
-    python -m frozenbridge.tools.connectors                    # every setting not yet kept for this commit
+    python -m frozenbridge.tools.connectors                    # every setting not yet kept for this pipeline
     python -m frozenbridge.tools.connectors --only resampler-16 codebook-1024
     python -m frozenbridge.tools.connectors --list             # the settings, and which are kept
 
@@ -9,15 +9,19 @@ replicate params.yaml names, with all controls on seen and held-out pairs. Every
 pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
 (metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
 results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes and machine), and the workspace
-goes back to the commit's own outputs (`git checkout`, `dvc checkout`). A setting kept for this commit is not run
-again, so the comparison can be made over several sittings; `--force` runs it anyway. The workspace must be clean
-(nothing uncommitted): the experiment rewrites params.yaml, dvc.lock, metrics/ and plots/ while it runs.
+goes back to the commit's own outputs (`git checkout`, `dvc checkout`). A setting is kept for the default pipeline
+it ran beside: the commit's dvc.lock and params.yaml, which name every stage's code, data and params by hash. While
+they stay the same (commits of docs, tools or results/ leave them alone) a kept setting is not run again, so the
+comparison can be made over several sittings; `--force` runs it anyway. The workspace must be clean (nothing
+uncommitted) and the default run up to date (`dvc status` empty, since the MLP's numbers are its metrics): the
+experiment rewrites params.yaml, dvc.lock, metrics/ and plots/ while it runs.
 `python -m frozenbridge.tools.report` then renders results/connectors/.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import subprocess
 import sys
@@ -52,10 +56,17 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
 
 
-def kept(folder: Path, commit: str) -> bool:
-    """A setting's results were made on this commit."""
-    info = folder / "experiment.json"
-    return info.is_file() and json.loads(info.read_text()).get("commit") == commit
+def pipeline(root: Path) -> str:
+    """The default pipeline of HEAD, as one hash of its dvc.lock and params.yaml: what a kept setting ran beside."""
+    return hashlib.sha256("".join(git(root, "show", f"HEAD:{name}") for name in ("dvc.lock", "params.yaml"))
+                          .encode()).hexdigest()[:16]
+
+
+def kept(folder: Path, key: str, values: dict[str, object]) -> bool:
+    """A setting's results were made beside this pipeline (`key`, see pipeline) with these connector values."""
+    info = folder / "design.json"
+    facts = json.loads(info.read_text()) if info.is_file() else {}
+    return facts.get("pipeline") == key and facts.get("setting") == values
 
 
 def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = ()) -> Path:
@@ -80,8 +91,8 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
         finally:
             git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
             subprocess.run(["dvc", "checkout", "-q", "-f"], cwd=root, check=True)
-    write_json(folder / "design.json", {**facts, "minutes": round(minutes, 2),
-                                        "machine": machine(torch.device("cpu"), quick=False)})
+    write_json(folder / "design.json", {**facts, "minutes": round(minutes, 2), "setting": values,
+                                        "pipeline": pipeline(root), "machine": machine(torch.device("cpu"), quick=False)})
     return folder
 
 
@@ -111,18 +122,24 @@ def keep_mlp(root: Path, results: Path) -> Path:
 
 def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False,
             extra: tuple[str, ...] = ()) -> list[Path]:
-    """Every setting not kept for HEAD's commit (all with `force`), one after the other (`extra`: see command)."""
+    """Every setting not kept for HEAD's pipeline (all with `force`), one after the other (`extra`: see command)."""
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
-    commit = git(root, "rev-parse", "HEAD").strip()
+    key = pipeline(root)
+    todo = {name: values for name, values in settings.items() if force or not kept(results / name, key, values)}
+    for name in settings.keys() - todo.keys():
+        print(f"{name}: kept for this pipeline ({key}), not run again (--force runs it)")
+    if not todo:
+        return []
+    stale = subprocess.run(["dvc", "status", "-q"], cwd=root).returncode
+    if stale:
+        raise FrozenbridgeError(f"{root}: the default run is not up to date with the code (`dvc status` lists "
+                                "changed stages); the MLP's numbers are its metrics: run `dvc repro` and commit first")
     if not (results / "mlp" / "design.json").is_file() or force:
         keep_mlp(root, results)
     done = []
-    for name, values in settings.items():
-        if not force and kept(results / name, commit):
-            print(f"{name}: kept for {commit[:7]}, not run again (--force runs it)")
-            continue
+    for name, values in todo.items():
         done.append(run_setting(name, values, root, results, extra))
     return done
 
@@ -132,17 +149,17 @@ def main() -> None:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="+", metavar="SETTING", choices=list(SETTINGS),
                     help=f"run these settings only (of {', '.join(SETTINGS)})")
-    ap.add_argument("--force", action="store_true", help="run a setting even when kept for this commit")
+    ap.add_argument("--force", action="store_true", help="run a setting even when kept for this pipeline")
     ap.add_argument("--list", action="store_true", help="print the settings and which are kept, run nothing")
     ap.add_argument("--results", type=Path, default=RESULTS, help=f"where each setting is kept (default {RESULTS})")
     args = ap.parse_args()
     root = Path(".").resolve()
     settings = {name: SETTINGS[name] for name in (args.only or SETTINGS)}
     try:
-        commit = git(root, "rev-parse", "HEAD").strip()
         if args.list:
+            key = pipeline(root)
             for name, values in settings.items():
-                state = "kept" if kept(args.results / name, commit) else "to run"
+                state = "kept" if kept(args.results / name, key, values) else "to run"
                 print(f"{name:<20} {state:<7} {' '.join(command(values)[3:])}")
             return
         for folder in compare(settings, root, args.results, args.force):

@@ -19,14 +19,17 @@ from frozenbridge.digits.report import tables as digits
 from frozenbridge.onetoken.report import tables as onetoken
 from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
-from frozenbridge.shapes.report.connectors import connectors_table
+from frozenbridge.shapes.report import connectors_figure
+from frozenbridge.shapes.report.connectors import FIGURE, connectors_findings, connectors_table
 from frozenbridge.tools.headline import Row, headline_rows, shapes_rows
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
 from frozenbridge.tools.where_it_runs import stage_replicate, timed_replicates, where_it_runs
 
 START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<!-- headline:end -->"
-RESULTS = Path("docs/results.md")
+FINDINGS_START = "<!-- findings:start (python -m frozenbridge.tools.report) -->"
+FINDINGS_END = "<!-- findings:end -->"
+RESULTS, CONNECTORS = Path("docs/results.md"), Path("docs/connectors.md")
 OTHER_STUDIES = ("digits", "retrieval", "onetoken")  # timed apart from the shapes study
 STUDY_LABELS = {"onetoken": "one-token"}
 REFERENCES = {"shapes": shapes.HEADLINE_REFERENCE, "digits": digits.HEADLINE_REFERENCE,
@@ -228,7 +231,8 @@ def render_results(root: Path) -> str:
         parts += digits.limits_results(folder) if (folder / "limits.json").is_file() else \
             [*shapes.experiment_results(folder), *backbone_table(folder, root)]
     if compared := connectors_table(root):
-        parts += ["## Connector designs", "", *compared]
+        parts += ["## Connector designs", "", *compared, f"![Exact match per design, task and pair set](../{FIGURE})",
+                  "", "What it found, design by design: [connectors](connectors.md#what-the-comparison-found).", ""]
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += ["## Time", "", *repro_time(repro)]
     if sweep:
@@ -252,12 +256,21 @@ def render_results(root: Path) -> str:
     return text.replace("](plots/", "](../plots/")  # the page lives in docs/; the figures at the root's plots/
 
 
+def replace_block(page: Path, start: str, end: str, lines: list[str]) -> str:
+    """`page`'s text with the lines between its `start` and `end` markers replaced."""
+    text = page.read_text()
+    if start not in text or end not in text:
+        raise SystemExit(f"{page}: no generated-block markers ({start} ... {end})")
+    head, rest = text.split(start, 1)
+    return head + "\n".join([start, *lines, end]) + rest.split(end, 1)[1]
+
+
+def update_connectors_page(page: Path, root: Path) -> str:
+    """docs/connectors.md with its findings (shapes.report.connectors) generated from results/connectors/."""
+    return replace_block(page, FINDINGS_START, FINDINGS_END, connectors_findings(root))
+
+
 def update_readme(readme: Path, root: Path) -> str:
-    text = readme.read_text()
-    if START not in text or END not in text:
-        raise SystemExit(f"{readme}: no headline markers ({START} ... {END})")
-    head, rest = text.split(START, 1)
-    tail = rest.split(END, 1)[1]
     claims = ["", f"The references' claims, judged one by one on these numbers ({verdict_counts(verdict_rows(root))}): "
               "[the verdict table](docs/results.md#the-references-claims-judged)."]
     where = where_it_runs(root / "bench")
@@ -265,7 +278,7 @@ def update_readme(readme: Path, root: Path) -> str:
     repro = read_json_if_present(root / "bench" / "repro.json")
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
     timed = command_one_time(repro, len(params.get("replicates", []))) if repro else []
-    return head + "\n".join([START, *headline_table(root), *claims, *timed, *speed_table(root), *where, END]) + tail
+    return replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *speed_table(root), *where])
 
 
 def main() -> None:
@@ -274,8 +287,10 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=Path("."), help="the project root (metrics/, bench/, README.md)")
     ap.add_argument("--check", action="store_true", help="exit 1 if docs/results.md or the README's headline differ")
     args = ap.parse_args()
-    readme, results = args.root / "README.md", args.root / RESULTS
+    readme, results, connectors = args.root / "README.md", args.root / RESULTS, args.root / CONNECTORS
     pages = {readme: update_readme(readme, args.root), results: render_results(args.root)}
+    if connectors.is_file():
+        pages[connectors] = update_connectors_page(connectors, args.root)
     if args.check:
         stale = [str(p) for p, text in pages.items() if not p.is_file() or p.read_text() != text]
         if stale:
@@ -286,6 +301,7 @@ def main() -> None:
     results.parent.mkdir(parents=True, exist_ok=True)
     for path, text in pages.items():
         path.write_text(text)
+    connectors_figure.draw(args.root, args.root / FIGURE)
 
 
 if __name__ == "__main__":

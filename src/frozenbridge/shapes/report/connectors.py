@@ -12,6 +12,7 @@ from frozenbridge.core.summary import read_json_if_present
 
 TASKS = (("caption", "caption"), ("count", "caption_qa"), ("binding", "caption_qa"), ("leftmost", "caption_qa"))
 TESTS = (("seen", "seen"), ("heldout", "held-out"))
+FIGURE = "results/connectors/exact_match.png"  # drawn by tools.report (connectors_figure.draw)
 
 
 def _cell(per_replicate: dict | None) -> str:
@@ -62,3 +63,80 @@ def connectors_table(root: Path) -> list[str]:
                 else " | | | |"
             out.append(f"| {lead} | {label} | {' | '.join(cells)} |")
     return out + [""]
+
+
+def paired(found: dict, setting: str, test: str, task: str, recipe: str) -> list[float]:
+    """This design's exact match minus the MLP's, replicate by replicate (the replicates both have)."""
+    mine, mlp = (((read_json_if_present(found[name][1] / "replicates.json") or {}).get(recipe, {}).get(test, {})
+                  .get(task) or {}) for name in (setting, "mlp"))
+    return [round(mine[r]["right"] - mlp[r]["right"], 2) for r in sorted(mine, key=int) if r in mlp]
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):+.4g} [{min(values):+.4g}, {max(values):+.4g}]"
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names) if names else "none"
+
+
+def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
+    """One paragraph: what the design costs beside the MLP, and where it is ahead or behind in every replicate."""
+    facts, mlp = found[setting][0], found["mlp"][0]
+    ratio = step_ratio(bench, setting)
+    step = f"its question step took {1 / float(ratio[:-1]):.2f}× the MLP's time (bench_designs)" if ratio != "—" \
+        else "its step is not benchmarked yet"
+    minutes = "" if facts.get("minutes") is None else f", and its comparison took {facts['minutes']:.0f} minutes"
+    text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
+            f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
+            f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}); {step}{minutes}.")
+    ahead, behind, cells = [], [], []
+    for test, label in reversed(TESTS):
+        parts = []
+        for task, recipe in TASKS:
+            if not (diffs := paired(found, setting, test, task, recipe)):
+                continue
+            parts.append(f"{task} {_spread(diffs)}")
+            name = f"{label} {task}"
+            if min(diffs) > 0:
+                ahead.append(name)
+            elif max(diffs) < 0:
+                behind.append(name)
+        if parts:
+            cells.append(f"{label} pairs: {', '.join(parts)}")
+    if not cells:
+        return text + " No replicate pairs with the MLP's yet."
+    return (f"{text} Against the MLP, replicate by replicate (exact-match points, this design minus the MLP, median "
+            f"[lowest, highest]): {'; '.join(cells)}. Ahead in every replicate: {_listed(ahead)}. Behind in every "
+            f"replicate: {_listed(behind)}.")
+
+
+def best_per_task(found: dict) -> str:
+    """The design(s) with the highest median exact match per task on held-out pairs."""
+    parts = []
+    for task, recipe in TASKS:
+        medians = {}
+        for setting, (_, metrics) in found.items():
+            per = ((read_json_if_present(metrics / "replicates.json") or {}).get(recipe, {}).get("heldout", {})
+                   .get(task))
+            if per:
+                medians[setting] = statistics.median(r["right"] for r in per.values())
+        if medians:
+            top = max(medians.values())
+            parts.append(f"{task}: {' and '.join(s for s, m in medians.items() if m == top)} ({top:.4g}%)")
+    return f"Highest median exact match on held-out pairs, per task: {'; '.join(parts)}." if parts else ""
+
+
+def connectors_findings(root: Path) -> list[str]:
+    """docs/connectors.md's generated block: a paragraph per design and the best per task, or what to run."""
+    found = designs(root)
+    if set(found) <= {"mlp"} or "mlp" not in found:
+        return ["No design has been compared yet: `python -m frozenbridge.tools.connectors` runs the comparison, "
+                "then `python -m frozenbridge.tools.report` writes its findings here."]
+    bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
+    out = [f"Settings compared so far: {', '.join(s for s in found if s != 'mlp')}, each against the default run's "
+           "MLP on the same replicates.", ""]
+    for setting in found:
+        if setting != "mlp":
+            out += [setting_findings(found, setting, bench), ""]
+    return out + [best_per_task(found), "", f"![Exact match per design, task and pair set](../{FIGURE})"]
