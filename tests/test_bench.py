@@ -53,3 +53,26 @@ def test_step_flops_count_matmuls_forward_and_backward():
     x = torch.randn(4, 5, requires_grad=True)
     assert step_flops(lambda: torch.randn(4, 5) @ torch.randn(5, 6)) == 2 * 4 * 5 * 6
     assert step_flops(lambda: torch.nn.functional.linear(x, w).sum().backward()) == 2 * (2 * 4 * 5 * 6)
+
+
+def test_a_process_benchmark_checks_its_steps_and_runs_a_measurement_process(monkeypatch, capsys, tmp_path):
+    """bench_levers and bench_designs share this command line: too few steps is one line and exit 2; a --child
+    process prints its measurement as JSON and exits 0; the parent needs the cached features."""
+    import pytest
+
+    from frozenbridge.tools.bench import process_bench_args
+
+    def ask(*argv):
+        monkeypatch.setattr(sys, "argv", ["bench", *argv])
+        with pytest.raises(SystemExit) as stop:
+            process_bench_args("frozenbridge.tools.x", "doc", 20, "steps", tmp_path / "out.json", ["a"],
+                               lambda name, steps: {"name": name, "steps": steps})
+        return stop.value.code, capsys.readouterr()
+
+    code, out = ask("--steps", "2")
+    assert code == 2 and out.err.strip() == "error: --steps = 2: at least 4 (the step is the median after the first two)"
+    code, out = ask("--child", "a", "--steps", "5")
+    assert code == 0 and json.loads(out.out) == {"name": "a", "steps": 5}
+    monkeypatch.chdir(tmp_path)
+    code, out = ask()
+    assert code == 2 and "train.parquet: no such file; run `dvc repro shapes_encode` first" in out.err

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import dataclass
 
@@ -204,6 +205,33 @@ def save_rows(out, rows: list[dict], tool: str, mode: str) -> None:
     Path(out).write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
     print(format_table(rows))
     print(f"wrote {out}")
+
+
+def process_bench_args(tool: str, doc: str, steps: int, steps_help: str, out, children: list[str], child):
+    """The command line of a benchmark that measures each side in a process of its own (bench_levers,
+    bench_designs): --steps, --out and the hidden --child. A measurement process (--child NAME) prints
+    `child(NAME, steps)` as JSON and exits; the parent gets its arguments back once the cached features it reads are
+    there."""
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(prog=f"python -m {tool}", description=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=steps, help=f"{steps_help} (default {steps})")
+    ap.add_argument("--out", type=Path, default=out, help=f"where the rows go (default {out})")
+    ap.add_argument("--child", choices=children, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.steps < 4:
+        print(f"error: --steps = {args.steps}: at least 4 (the step is the median after the first two)", file=sys.stderr)
+        sys.exit(2)
+    if args.child:
+        print(json.dumps(child(args.child, args.steps)))
+        sys.exit(0)
+    from frozenbridge.shapes.paths import FEATURES
+
+    if not (FEATURES / "train.parquet").is_file():
+        print(f"error: {FEATURES / 'train.parquet'}: no such file; run `dvc repro shapes_encode` first", file=sys.stderr)
+        sys.exit(2)
+    return args
 
 
 def main() -> None:

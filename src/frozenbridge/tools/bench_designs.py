@@ -14,7 +14,6 @@ step's cost does not depend on where the centroids lie.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import statistics
@@ -95,24 +94,11 @@ def rows_from(results: dict[str, dict]) -> list[dict]:
 
 
 def main() -> None:
+    from frozenbridge.tools.bench import process_bench_args, save_rows
     from frozenbridge.tools.connectors import SETTINGS
 
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench_designs", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=20, help="steps of each phase a process trains (default 20)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the rows go (default {DEFAULT_OUT})")
-    ap.add_argument("--child", choices=[MLP, *SETTINGS], help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.steps < 4:
-        sys.exit(f"--steps = {args.steps}: at least 4 (the step is the median after the first two)")
-    if args.child:
-        print(json.dumps(child(args.child, args.steps)))
-        return
-    from frozenbridge.shapes.paths import FEATURES
-    from frozenbridge.tools.bench import save_rows
-
-    if not (FEATURES / "train.parquet").is_file():
-        raise SystemExit(f"{FEATURES / 'train.parquet'}: no such file; run `dvc repro shapes_encode` first")
+    args = process_bench_args("frozenbridge.tools.bench_designs", __doc__, 20, "steps of each phase a process trains",
+                              DEFAULT_OUT, [MLP, *SETTINGS], child)
     results = {}
     for setting in (MLP, *SETTINGS):
         try:

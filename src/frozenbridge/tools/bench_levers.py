@@ -16,7 +16,6 @@ Rows are written in the benchmark's format; `python -m frozenbridge.tools.report
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -108,22 +107,10 @@ def rows_from(eager: dict, cold: dict, warm: dict) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench_levers", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=40, help="question steps each process trains (default 40)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the rows go (default {DEFAULT_OUT})")
-    ap.add_argument("--child", choices=["eager", "compiled"], help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.steps < 4:
-        sys.exit(f"--steps = {args.steps}: at least 4 (the step is the median after the first two)")
-    if args.child:
-        print(json.dumps(child(args.child, args.steps)))
-        return
-    from frozenbridge.shapes.paths import FEATURES
-    from frozenbridge.tools.bench import save_rows
+    from frozenbridge.tools.bench import process_bench_args, save_rows
 
-    if not (FEATURES / "train.parquet").is_file():
-        raise SystemExit(f"{FEATURES / 'train.parquet'}: no such file; run `dvc repro shapes_encode` first")
+    args = process_bench_args("frozenbridge.tools.bench_levers", __doc__, 40, "question steps each process trains",
+                              DEFAULT_OUT, ["eager", "compiled"], child)
     with tempfile.TemporaryDirectory(prefix="inductor-") as cache:
         try:
             eager = measure("eager", args.steps, Path(cache))
