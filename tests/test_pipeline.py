@@ -627,6 +627,10 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
     design = json.loads((folder / "design.json").read_text())
     assert design["minutes"] > 0 and design["image_tokens"] == 2 and design["connector_params"] > 0
     assert design["setting"] == settings["resampler-2"] and design["pipeline"] == pipeline(project)
+    for kept in (folder, results / "mlp"):  # what each design says: its galleries and their cells
+        examples = json.loads((kept / "examples.json").read_text())
+        assert set(examples) == {"caption", "caption_qa"} and examples["caption"][0]["task"] == "caption"
+        assert (kept / "gallery_caption_qa.png").read_bytes()[:4] == b"\x89PNG"
     mlp = json.loads((results / "mlp/design.json").read_text())  # the default run's, reused
     assert mlp["image_tokens"] == 4 and mlp["minutes"] is None  # the tiny project has no timed full run
     assert not run(["git", "status", "--porcelain", "--untracked-files=no"], project).stdout.strip()

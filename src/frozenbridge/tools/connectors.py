@@ -88,6 +88,7 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
             folder = save(name, root, base, results, only=list(KEPT),
                           note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
                                f"evaluations and the shapes analyses; the data and features from the cache)")
+            keep_examples(root, folder, name)
         finally:
             git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
             subprocess.run(["dvc", "checkout", "-q", "-f"], cwd=root, check=True)
@@ -96,10 +97,31 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
     return folder
 
 
+def first_replicate(root: Path) -> str:
+    from frozenbridge.core.config import read_yaml
+
+    return str(read_yaml((root / "params.yaml").read_text())["replicates"][0])
+
+
 def design_facts(root: Path) -> dict:
-    """The trained part and what the language model reads, from the workspace's caption_qa run of replicate 0."""
-    info = json.loads((root / "runs/shapes/caption_qa/0/model/run.json").read_text())
+    """The trained part and what the language model reads, from the workspace's caption_qa run of the first
+    replicate."""
+    info = json.loads((root / f"runs/shapes/caption_qa/{first_replicate(root)}/model/run.json").read_text())
     return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"]}
+
+
+def keep_examples(root: Path, folder: Path, name: str) -> None:
+    """What the design says: the gallery of each recipe's first replicate (the cells shapes_gallery draws) as
+    gallery_<recipe>.png, and those cells' prompts, true answers and outputs in examples.json."""
+    from frozenbridge.core.atomic import write_json
+    from frozenbridge.shapes.summary.gallery import run_gallery
+
+    replicate, shown = first_replicate(root), {}
+    for recipe in RECIPES:
+        shown[recipe] = run_gallery(root / "runs/shapes" / recipe / replicate, root / "data/shapes/pictures",
+                                    f"{name}, recipe {recipe}, replicate {replicate}: what the model says on test "
+                                    "pictures", folder / f"gallery_{recipe}.png")
+    write_json(folder / "examples.json", shown)
 
 
 def keep_mlp(root: Path, results: Path) -> Path:
@@ -112,6 +134,7 @@ def keep_mlp(root: Path, results: Path) -> Path:
     seconds = sum(s for stage, s in timed["stages"].items() if stage.startswith(parts)) if timed else None
     folder = results / "mlp"
     folder.mkdir(parents=True, exist_ok=True)
+    keep_examples(root, folder, "mlp")
     write_json(folder / "design.json", {**design_facts(root), "minutes": seconds and round(seconds / 60, 2),
                                         "machine": timed and timed["machine"],
                                         "commit": git(root, "rev-parse", "HEAD").strip(),
