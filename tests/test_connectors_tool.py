@@ -72,12 +72,14 @@ def test_the_report_table_puts_each_design_beside_the_default_runs_mlp(tmp_path)
     (kept / "resampler-16/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([20, 30, 25])))
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench/designs-cpu-2core.json").write_text(json.dumps({"rows": [
-        {"measure": "resampler-16 (693,824 parameters, 16 image tokens): question step", "ratio": 1.35}]}))
+        {"measure": "resampler-16 (693,824 parameters, 16 image tokens): question step", "ratio": 1.35},
+        {"measure": "resampler-16 (693,824 parameters, 16 image tokens): question step FLOPs", "a_value": 254.9,
+         "ratio": 1.58}]}))
     rows = connectors_table(tmp_path)
     mlp = next(r for r in rows if r.startswith("| mlp |"))
     resampler = next(r for r in rows if r.startswith("| resampler-16 |"))
-    assert "| 619,200 | 49 | 1.00× | — | seen | 50 [40–60]; gap 40 |" in mlp
-    assert "| 693,824 | 16 | 1.35× | 32 | seen | 25 [20–30]; gap 15 |" in resampler
+    assert "| 619,200 | 49 | — | 1.00× | — | seen | 50 [40–60]; gap 40 |" in mlp
+    assert "| 693,824 | 16 | 255 | 1.35× | 32 | seen | 25 [20–30]; gap 15 |" in resampler
     assert rows.index(mlp) < rows.index(resampler)
 
 
@@ -144,10 +146,17 @@ def test_the_findings_say_where_a_design_is_ahead_or_behind_in_every_replicate_f
 
     assert "No design has been compared yet" in connectors_findings(tmp_path)[0]
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [55, 45, 70], "codebook-1024": [40, 45, 50]})
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench/designs-cpu-2core.json").write_text(json.dumps({"rows": [
+        {"measure": f"{name} (x): question step{what}", "a_value": value, "ratio": ratio}
+        for name, what, value, ratio in (("mlp", " FLOPs", 402.4, 1.0), ("resampler-16", "", 0.4, 1.25),
+                                         ("resampler-16", " FLOPs", 254.9, 1.58))]}))
     text = "\n".join(connectors_findings(tmp_path))
     resampler = next(line for line in text.splitlines() if line.startswith("**resampler-16**"))
     assert "690 parameters (1.15× the MLP's)" in resampler and "16 image tokens (the MLP 49)" in resampler
     assert "held-out pairs: caption +5 [+5, +10]" in resampler and "took 32 minutes" in resampler
+    assert "a training question step is 255 GFLOP (the MLP's 402) and took 0.80× the MLP's time" in resampler
+    assert "its step is not benchmarked yet" in text  # the codebook has no bench rows here
     assert "Ahead in every replicate: held-out caption, held-out count" in resampler
     assert "Behind in every replicate: none." in resampler
     codebook = next(line for line in text.splitlines() if line.startswith("**codebook-1024**"))

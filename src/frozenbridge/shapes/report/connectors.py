@@ -23,12 +23,24 @@ def _cell(per_replicate: dict | None) -> str:
     return f"{statistics.median(right):.4g} [{min(right):.4g}–{max(right):.4g}]; gap {gap:.4g}"
 
 
+def bench_row(bench: dict | None, setting: str, what: str) -> dict | None:
+    """The designs benchmark's row `what` ("question step", "question step FLOPs") of this setting."""
+    for row in (bench or {}).get("rows", []):
+        if row["measure"].startswith(f"{setting} (") and row["measure"].endswith(f": {what}"):
+            return row
+    return None
+
+
 def step_ratio(bench: dict | None, setting: str) -> str:
     """The MLP's question step over this design's, from the designs benchmark (above 1: this design is faster)."""
-    for row in (bench or {}).get("rows", []):
-        if row["measure"].startswith(f"{setting} (") and row["measure"].endswith(": question step"):
-            return f"{row['ratio']:.2f}×"
-    return "—"
+    row = bench_row(bench, setting, "question step")
+    return "—" if row is None else f"{row['ratio']:.2f}×"
+
+
+def step_flops(bench: dict | None, setting: str) -> str:
+    """One training question step's FLOPs (forward and backward, counted by the benchmark), in GFLOP."""
+    row = bench_row(bench, setting, "question step FLOPs")
+    return "—" if row is None else f"{row['a_value']:.0f}"
 
 
 def designs(root: Path) -> dict[str, tuple[dict, Path]]:
@@ -51,16 +63,16 @@ def connectors_table(root: Path) -> list[str]:
     out = ["Each design through stage 1 and caption_qa on the same paired replicates (`python -m "
            "frozenbridge.tools.connectors`; the MLP's runs are the default run's). Exact match %, median "
            "[lowest–highest] over the replicates, and the median gap:", "",
-           f"| design | trained parameters | image tokens | question step, MLP's / its | minutes | pairs | {head} |",
-           "|---|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
+           f"| design | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
+           f"minutes | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
         reps = read_json_if_present(metrics / "replicates.json") or {}
         minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}"
         for i, (test, label) in enumerate(TESTS):
             cells = [_cell(reps.get(recipe, {}).get(test, {}).get(task)) for task, recipe in TASKS]
             lead = (f"{setting} | {facts['connector_params']:,} | {facts['image_tokens']} | "
-                    f"{'1.00×' if setting == 'mlp' else step_ratio(bench, setting)} | {minutes}") if i == 0 \
-                else " | | | |"
+                    f"{step_flops(bench, setting)} | {'1.00×' if setting == 'mlp' else step_ratio(bench, setting)} | "
+                    f"{minutes}") if i == 0 else " | | | | |"
             out.append(f"| {lead} | {label} | {' | '.join(cells)} |")
     return out + [""]
 
@@ -84,7 +96,8 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     """One paragraph: what the design costs beside the MLP, and where it is ahead or behind in every replicate."""
     facts, mlp = found[setting][0], found["mlp"][0]
     ratio = step_ratio(bench, setting)
-    step = f"its question step took {1 / float(ratio[:-1]):.2f}× the MLP's time (bench_designs)" if ratio != "—" \
+    step = (f"a training question step is {step_flops(bench, setting)} GFLOP (the MLP's {step_flops(bench, 'mlp')}) "
+            f"and took {1 / float(ratio[:-1]):.2f}× the MLP's time (bench_designs)") if ratio != "—" \
         else "its step is not benchmarked yet"
     minutes = "" if facts.get("minutes") is None else f", and its comparison took {facts['minutes']:.0f} minutes"
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
