@@ -102,7 +102,8 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     minutes = "" if facts.get("minutes") is None else f", and its comparison took {facts['minutes']:.0f} minutes"
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
             f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
-            f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}); {step}{minutes}.")
+            f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}). {step[0].upper()}{step[1:]}"
+            f"{minutes}.")
     ahead, behind, cells = [], [], []
     for test, label in reversed(TESTS):
         parts = []
@@ -116,11 +117,11 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
             elif max(diffs) < 0:
                 behind.append(name)
         if parts:
-            cells.append(f"{label} pairs: {', '.join(parts)}")
+            cells.append(f"{label[0].upper()}{label[1:]} pairs: {', '.join(parts)}.")
     if not cells:
         return text + " No replicate pairs with the MLP's yet."
-    return (f"{text} Against the MLP, replicate by replicate (exact-match points, this design minus the MLP, median "
-            f"[lowest, highest]): {'; '.join(cells)}. Ahead in every replicate: {_listed(ahead)}. Behind in every "
+    return (f"{text} Against the MLP, replicate by replicate, in exact-match points (this design minus the MLP, "
+            f"median [lowest, highest]): {' '.join(cells)} Ahead in every replicate: {_listed(ahead)}. Behind in every "
             f"replicate: {_listed(behind)}.")
 
 
