@@ -17,7 +17,7 @@ def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_desig
     assert {values["design"] for values in SETTINGS.values()} == set(DESIGNS) - {"mlp"}  # mlp: the default run's
     assert command(SETTINGS["resampler-16"]) == [
         "dvc", "exp", "run", "-S", "shapes.connector.design=resampler", "-S", "shapes.connector.latents=16",
-        "-S", "shapes.recipes=[caption,caption_qa]"]
+        "-S", "shapes.recipes=[caption,caption_qa]", "shapes_summarize", "shapes_probe", "shapes_text"]
 
 
 def _commit(root, **files: str) -> None:

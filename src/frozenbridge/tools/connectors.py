@@ -5,7 +5,8 @@
     python -m frozenbridge.tools.connectors --list             # the settings, and which are kept
 
 Each setting is one `dvc exp run` in this workspace with its design: stage 1 (captions) and caption_qa for every
-replicate params.yaml names, with all controls on seen and held-out pairs. Every design of a replicate sees the same
+replicate params.yaml names, with all controls on seen and held-out pairs, up to the stages whose metrics are kept
+(scores and controls, probes, text; the figures and other studies are not run). Every design of a replicate sees the same
 pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
 (metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
 results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes and machine), and the workspace
@@ -40,6 +41,7 @@ SETTINGS: dict[str, dict[str, object]] = {
     "codebook-1024": {"design": "codebook", "codes": 1024},
 }
 RECIPES = ("caption", "caption_qa")  # caption is stage 1's own connector
+TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need
 KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/probes.json",
         "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
 RESULTS = Path("results/connectors")
@@ -49,7 +51,7 @@ def command(values: dict[str, object], extra: tuple[str, ...] = ()) -> list[str]
     """The setting's `dvc exp run`; `extra`: more `-S` assignments (the tests run one replicate)."""
     sets = [*(f"shapes.connector.{key}={value}" for key, value in values.items()),
             f"shapes.recipes=[{','.join(RECIPES)}]", *extra]
-    return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s))]
+    return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s)), *TARGETS]
 
 
 def git(root: Path, *args: str) -> str:
@@ -87,7 +89,7 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
             facts = design_facts(root)
             folder = save(name, root, base, results, only=list(KEPT),
                           note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
-                               f"evaluations and the shapes analyses; the data and features from the cache)")
+                               f"evaluations and the analyses kept; the data and features from the cache)")
             keep_examples(root, folder, name)
         finally:
             git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
