@@ -15,12 +15,17 @@ TESTS = (("seen", "seen"), ("heldout", "held-out"))
 FIGURE = "results/connectors/exact_match.png"  # drawn by tools.report (connectors_figure.draw)
 
 
-def _cell(per_replicate: dict | None) -> str:
-    if not per_replicate:
+def _cell(per: dict) -> str:
+    if not per:
         return "—"
-    right = [r["right"] for r in per_replicate.values()]
-    gap = statistics.median(r["gap"] for r in per_replicate.values())
+    right = [r["right"] for r in per.values()]
+    gap = statistics.median(r["gap"] for r in per.values())
     return f"{statistics.median(right):.4g} [{min(right):.4g}–{max(right):.4g}]; gap {gap:.4g}"
+
+
+def per_replicate(metrics: Path, recipe: str, test: str, task: str) -> dict:
+    """{replicate: {right, gap}} of one task and pair set in a setting's replicates.json ({} where absent)."""
+    return ((read_json_if_present(metrics / "replicates.json") or {}).get(recipe, {}).get(test, {}).get(task) or {})
 
 
 def bench_row(bench: dict | None, setting: str, what: str) -> dict | None:
@@ -66,10 +71,9 @@ def connectors_table(root: Path) -> list[str]:
            f"| design | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
            f"minutes | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
-        reps = read_json_if_present(metrics / "replicates.json") or {}
         minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}"
         for i, (test, label) in enumerate(TESTS):
-            cells = [_cell(reps.get(recipe, {}).get(test, {}).get(task)) for task, recipe in TASKS]
+            cells = [_cell(per_replicate(metrics, recipe, test, task)) for task, recipe in TASKS]
             lead = (f"{setting} | {facts['connector_params']:,} | {facts['image_tokens']} | "
                     f"{step_flops(bench, setting)} | {'1.00×' if setting == 'mlp' else step_ratio(bench, setting)} | "
                     f"{minutes}") if i == 0 else " | | | | |"
@@ -79,8 +83,7 @@ def connectors_table(root: Path) -> list[str]:
 
 def paired(found: dict, setting: str, test: str, task: str, recipe: str) -> list[float]:
     """This design's exact match minus the MLP's, replicate by replicate (the replicates both have)."""
-    mine, mlp = (((read_json_if_present(found[name][1] / "replicates.json") or {}).get(recipe, {}).get(test, {})
-                  .get(task) or {}) for name in (setting, "mlp"))
+    mine, mlp = (per_replicate(found[name][1], recipe, test, task) for name in (setting, "mlp"))
     return [round(mine[r]["right"] - mlp[r]["right"], 2) for r in sorted(mine, key=int) if r in mlp]
 
 
@@ -95,10 +98,10 @@ def _listed(names: list[str]) -> str:
 def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     """One paragraph: what the design costs beside the MLP, and where it is ahead or behind in every replicate."""
     facts, mlp = found[setting][0], found["mlp"][0]
-    ratio = step_ratio(bench, setting)
+    row = bench_row(bench, setting, "question step")
     step = (f"a training question step is {step_flops(bench, setting)} GFLOP (the MLP's {step_flops(bench, 'mlp')}) "
-            f"and took {1 / float(ratio[:-1]):.2f}× the MLP's time (bench_designs)") if ratio != "—" \
-        else "its step is not benchmarked yet"
+            f"and took {1 / row['ratio']:.2f}× the MLP's time (bench_designs)") if row else \
+        "its step is not benchmarked yet"
     minutes = "" if facts.get("minutes") is None else f", and its comparison took {facts['minutes']:.0f} minutes"
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
             f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
@@ -131,9 +134,7 @@ def best_per_task(found: dict) -> str:
     for task, recipe in TASKS:
         medians = {}
         for setting, (_, metrics) in found.items():
-            per = ((read_json_if_present(metrics / "replicates.json") or {}).get(recipe, {}).get("heldout", {})
-                   .get(task))
-            if per:
+            if per := per_replicate(metrics, recipe, "heldout", task):
                 medians[setting] = statistics.median(r["right"] for r in per.values())
         if medians:
             top = max(medians.values())

@@ -11,8 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from frozenbridge.core.summary import read_json_if_present  # noqa: E402
-from frozenbridge.shapes.report.connectors import TASKS, TESTS, designs  # noqa: E402
+from frozenbridge.shapes.report.connectors import TASKS, TESTS, designs, per_replicate  # noqa: E402
 
 
 def draw(root: Path, out: Path) -> bool:
@@ -28,10 +27,8 @@ def draw(root: Path, out: Path) -> bool:
     x = np.arange(len(TASKS))
     for ax, (test, label) in zip(axes, TESTS):
         for j, name in enumerate(names):
-            reps = read_json_if_present(found[name][1] / "replicates.json") or {}
             for i, (task, recipe) in enumerate(TASKS):
-                per = reps.get(recipe, {}).get(test, {}).get(task)
-                if not per:
+                if not (per := per_replicate(found[name][1], recipe, test, task)):
                     continue
                 right = [r["right"] for r in per.values()]
                 control = statistics.median(r["right"] - r["gap"] for r in per.values())
