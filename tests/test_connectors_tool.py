@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 
 import pytest
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import DESIGNS
-from frozenbridge.tools.connectors import SETTINGS, command, compare, kept, pipeline
+from frozenbridge.tools import connectors
+from frozenbridge.tools.connectors import SETTINGS, Terminated, command, compare, kept, pipeline, run_setting
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():
@@ -48,6 +50,27 @@ def test_it_refuses_a_workspace_with_uncommitted_changes(tmp_path):
     (tmp_path / "params.yaml").write_text("seed: 1\n")
     with pytest.raises(FrozenbridgeError, match="uncommitted changes"):
         compare(SETTINGS, tmp_path, tmp_path / "results")
+
+
+def test_a_stopped_comparison_stops_its_experiment_and_puts_back_the_branch_and_files(tmp_path, monkeypatch):
+    """SIGTERM to the tool while the experiment runs (here a stand-in that detaches HEAD and rewrites params.yaml as an
+    interrupted `dvc exp run` leaves them, with a child that would write later): the child stops, the branch and files
+    come back."""
+    subprocess.run(["git", "init", "-q", "-b", "work"], cwd=tmp_path, check=True)
+    subprocess.run(["dvc", "init", "-q"], cwd=tmp_path, check=True)
+    for folder in ("metrics", "plots"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "kept.json").write_text("{}")
+    _commit(tmp_path, dvc_lock="", params_yaml="seed: 0\n")
+    stand_in = ("git checkout -q --detach; echo 'seed: 9' > params.yaml; (sleep 1; touch late) & "
+                "sleep 0.2; kill -TERM $PPID; sleep 30")
+    monkeypatch.setattr(connectors, "command", lambda values, extra: ["sh", "-c", stand_in])
+    with pytest.raises(Terminated):
+        run_setting("resampler-16", SETTINGS["resampler-16"], tmp_path, tmp_path / "results")
+    time.sleep(1.5)
+    git = lambda *args: subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    assert git("symbolic-ref", "--short", "HEAD") == "work" and git("status", "--porcelain") == ""
+    assert not (tmp_path / "late").exists() and not (tmp_path / "results").exists()
 
 
 def _replicates(rights: list[float]) -> dict:

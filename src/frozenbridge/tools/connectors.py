@@ -10,7 +10,8 @@ replicate params.yaml names, with all controls on seen and held-out pairs, up to
 pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
 (metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
 results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes and machine), and the workspace
-goes back to the commit's own outputs (`git checkout`, `dvc checkout`). A setting is kept for the default pipeline
+goes back to the commit's own outputs (`git checkout`, `dvc checkout`), also when the tool is stopped (Ctrl-C,
+SIGTERM: the experiment's processes stop and the branch is checked out again). A setting is kept for the default pipeline
 it ran beside: the commit's dvc.lock and params.yaml, which name every stage's code, data and params by hash. While
 they stay the same (commits of docs, tools or results/ leave them alone) a kept setting is not run again, so the
 comparison can be made over several sittings; `--force` runs it anyway. The workspace must be clean (nothing
@@ -24,10 +25,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
@@ -71,6 +75,55 @@ def kept(folder: Path, key: str, values: dict[str, object]) -> bool:
     return facts.get("pipeline") == key and facts.get("setting") == values
 
 
+class Terminated(Exception):
+    """The tool got SIGTERM: raised in its main thread so that the workspace is restored before it stops."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated("stopped by SIGTERM")
+
+
+@contextmanager
+def restored(root: Path):
+    """Puts the workspace back as HEAD has it when the block ends, failed or interrupted (Ctrl-C, SIGTERM): params.yaml,
+    dvc.lock, metrics/ and plots/ from git, the other outputs from DVC's cache, and the branch checked out again
+    (an interrupted `dvc exp run` leaves HEAD detached)."""
+    branch = subprocess.run(["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM does not cut the restore short
+        try:
+            git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
+            if branch:
+                git(root, "checkout", "-q", branch)
+            subprocess.run(["dvc", "checkout", "-q", "-f"], cwd=root, check=True)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def run_experiment(argv: list[str], root: Path) -> None:
+    """`dvc exp run` in its own process group, so that when this tool is stopped the stage it runs gets SIGTERM too
+    (and writes nothing after the restore); SIGKILL if dvc is still there 30 s later."""
+    proc = subprocess.Popen(argv, cwd=root, start_new_session=True)
+    try:
+        if proc.wait():
+            raise subprocess.CalledProcessError(proc.returncode, argv)
+    except BaseException:
+        for sent in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sent)
+                proc.wait(timeout=30)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        raise
+
+
 def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = ()) -> Path:
     """One experiment, its metrics kept under results/name/, the workspace restored; returns the folder."""
     import torch
@@ -83,17 +136,14 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
         base = Path(tmp) / "params.yaml"
         base.write_text(git(root, "show", "HEAD:params.yaml"))
         start = time.perf_counter()
-        try:
-            subprocess.run(command(values, extra), cwd=root, check=True)
+        with restored(root):
+            run_experiment(command(values, extra), root)
             minutes = (time.perf_counter() - start) / 60
             facts = design_facts(root)
             folder = save(name, root, base, results, only=list(KEPT),
                           note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
                                f"evaluations and the analyses kept; the data and features from the cache)")
             keep_examples(root, folder, name)
-        finally:
-            git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
-            subprocess.run(["dvc", "checkout", "-q", "-f"], cwd=root, check=True)
     write_json(folder / "design.json", {**facts, "minutes": round(minutes, 2), "setting": values,
                                         "pipeline": pipeline(root), "machine": machine(torch.device("cpu"), quick=False)})
     return folder
@@ -192,6 +242,9 @@ def main() -> None:
     except (FrozenbridgeError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    except (Terminated, KeyboardInterrupt):
+        print("stopped; the workspace is back at HEAD, the settings kept so far stay kept", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":
