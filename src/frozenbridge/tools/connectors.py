@@ -9,14 +9,14 @@ replicate params.yaml names, with all controls on seen and held-out pairs, up to
 (scores and controls, probes, text; the figures and other studies are not run). Every design of a replicate sees the same
 pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
 (metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
-results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes and machine), and the workspace
-goes back to the commit's own outputs (`git checkout`, `dvc checkout`), also when the tool is stopped (Ctrl-C,
-SIGTERM: the experiment's processes stop and the branch is checked out again). A setting is kept for the default pipeline
-it ran beside: the commit's dvc.lock and params.yaml, which name every stage's code, data and params by hash. While
-they stay the same (commits of docs, tools or results/ leave them alone) a kept setting is not run again, so the
-comparison can be made over several sittings; `--force` runs it anyway. The workspace must be clean (nothing
-uncommitted) and the default run up to date (`dvc status` empty, since the MLP's numbers are its metrics): the
-experiment rewrites params.yaml, dvc.lock, metrics/ and plots/ while it runs.
+results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes, the machine and its benchmark
+step before and after), and the workspace goes back to the commit's own outputs (`git checkout`, `dvc checkout`),
+also when the tool is stopped (Ctrl-C, SIGTERM: the experiment's processes stop and the branch is checked out
+again). A setting is kept for the default pipeline it ran beside: the commit's dvc.lock and params.yaml, which name
+every stage's code, data and params by hash. While they stay the same (commits of docs, tools or results/ leave
+them alone) a kept setting is not run again, so the comparison can be made over several sittings; `--force` runs it
+anyway. The workspace must be clean (nothing uncommitted) and the default run up to date (`dvc status` empty, since
+the MLP's numbers are its metrics): the experiment rewrites params.yaml, dvc.lock, metrics/ and plots/ while it runs.
 `python -m frozenbridge.tools.report` then renders results/connectors/.
 """
 
@@ -124,17 +124,22 @@ def run_experiment(argv: list[str], root: Path) -> None:
         raise
 
 
-def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = ()) -> Path:
-    """One experiment, its metrics kept under results/name/, the workspace restored; returns the folder."""
+def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = (),
+                step: bool = True) -> Path:
+    """One experiment, its metrics kept under results/name/, the workspace restored; returns the folder. With `step`,
+    the machine's benchmark step (tools.repro_timing) is measured before and after it, since its minutes mean
+    something only beside the machine's speed at the time."""
     import torch
 
     from frozenbridge.core.atomic import write_json
     from frozenbridge.core.measure import machine
+    from frozenbridge.tools.repro_timing import benchmark_step
     from frozenbridge.tools.snapshot import save
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "params.yaml"
         base.write_text(git(root, "show", "HEAD:params.yaml"))
+        steps = [benchmark_step()] if step else []
         start = time.perf_counter()
         with restored(root):
             run_experiment(command(values, extra), root)
@@ -144,7 +149,9 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
                           note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
                                f"evaluations and the analyses kept; the data and features from the cache)")
             keep_examples(root, folder, name)
+    steps += [benchmark_step()] if step else []
     write_json(folder / "design.json", {**facts, "minutes": round(minutes, 2), "setting": values,
+                                        "benchmark_step_seconds": [round(s, 3) for s in steps] or None,
                                         "pipeline": pipeline(root), "machine": machine(torch.device("cpu"), quick=False)})
     return folder
 
@@ -187,7 +194,10 @@ def keep_mlp(root: Path, results: Path) -> Path:
     folder = results / "mlp"
     folder.mkdir(parents=True, exist_ok=True)
     keep_examples(root, folder, "mlp")
+    steps = [timed[key] for key in ("benchmark_step_seconds", "benchmark_step_after_seconds") if key in timed] \
+        if timed else []
     write_json(folder / "design.json", {**design_facts(root), "minutes": seconds and round(seconds / 60, 2),
+                                        "benchmark_step_seconds": steps or None,
                                         "machine": timed and timed["machine"],
                                         "commit": git(root, "rev-parse", "HEAD").strip(),
                                         "note": "the default run's own runs (metrics/shapes/), timed by "
@@ -196,8 +206,9 @@ def keep_mlp(root: Path, results: Path) -> Path:
 
 
 def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False,
-            extra: tuple[str, ...] = ()) -> list[Path]:
-    """Every setting not kept for HEAD's pipeline (all with `force`), one after the other (`extra`: see command)."""
+            extra: tuple[str, ...] = (), step: bool = True) -> list[Path]:
+    """Every setting not kept for HEAD's pipeline (all with `force`), one after the other (`extra`: see command;
+    `step`: see run_setting)."""
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
@@ -215,7 +226,7 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         keep_mlp(root, results)
     done = []
     for name, values in todo.items():
-        done.append(run_setting(name, values, root, results, extra))
+        done.append(run_setting(name, values, root, results, extra, step))
     return done
 
 

@@ -59,6 +59,13 @@ def designs(root: Path) -> dict[str, tuple[dict, Path]]:
     return out
 
 
+def _steps(facts: dict, before: str, after: str) -> str:
+    """The machine's benchmark step around the design's minutes, "0.99–0.95 s" (before–after), or nothing where
+    it was not measured: machines, and one machine over a day, differ in speed."""
+    steps = facts.get("benchmark_step_seconds")
+    return f"{before}{'–'.join(f'{s:.2f}' for s in steps)} s{after}" if steps else ""
+
+
 def connectors_table(root: Path) -> list[str]:
     found = designs(root)
     if set(found) <= {"mlp"}:
@@ -69,9 +76,9 @@ def connectors_table(root: Path) -> list[str]:
            "frozenbridge.tools.connectors`; the MLP's runs are the default run's). Exact match %, median "
            "[lowest–highest] over the replicates, and the median gap:", "",
            f"| design | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
-           f"minutes | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
+           f"minutes (benchmark step) | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
-        minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}"
+        minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}{_steps(facts, ' (', ')')}"
         for i, (test, label) in enumerate(TESTS):
             cells = [_cell(per_replicate(metrics, recipe, test, task)) for task, recipe in TASKS]
             lead = (f"{setting} | {facts['connector_params']:,} | {facts['image_tokens']} | "
@@ -102,7 +109,8 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     step = (f"a training question step is {step_flops(bench, setting)} GFLOP (the MLP's {step_flops(bench, 'mlp')}) "
             f"and took {1 / row['ratio']:.2f}× the MLP's time (bench_designs)") if row else \
         "its step is not benchmarked yet"
-    minutes = "" if facts.get("minutes") is None else f", and its comparison took {facts['minutes']:.0f} minutes"
+    minutes = "" if facts.get("minutes") is None else \
+        f", and its comparison took {facts['minutes']:.0f} minutes{_steps(facts, ' (the benchmark step ', ')')}"
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
             f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
             f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}). {step[0].upper()}{step[1:]}"
