@@ -12,7 +12,8 @@ import pytest
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import DESIGNS
 from frozenbridge.tools import connectors
-from frozenbridge.tools.connectors import SETTINGS, Terminated, command, compare, kept, pipeline, run_setting
+from frozenbridge.tools.connectors import (SETTINGS, Terminated, changed_stages, command, compare, kept, pipeline,
+                                          run_setting)
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():
@@ -50,6 +51,26 @@ def test_it_refuses_a_workspace_with_uncommitted_changes(tmp_path):
     (tmp_path / "params.yaml").write_text("seed: 1\n")
     with pytest.raises(FrozenbridgeError, match="uncommitted changes"):
         compare(SETTINGS, tmp_path, tmp_path / "results")
+
+
+def test_outputs_missing_from_a_fresh_clone_are_no_change_but_new_params_or_code_are(tmp_path):
+    """A clone with no DVC cache (outputs "not in cache", downstream deps "deleted") may run the comparison; a changed
+    param or edited script may not, since the MLP's committed metrics would no longer be the code's."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["dvc", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, params_yaml="n: 1\n", make_sh="cat params.yaml > a.txt\n", dvc_yaml=(
+        "stages:\n  a: {cmd: sh make.sh, deps: [make.sh], params: [n], outs: [a.txt]}\n"
+        "  b: {cmd: cp a.txt b.txt, deps: [a.txt], outs: [b.txt]}\n"))
+    subprocess.run(["dvc", "repro", "-q"], cwd=tmp_path, check=True)
+    assert changed_stages(tmp_path) == []
+    for made in ("a.txt", "b.txt", ".dvc/cache"):
+        subprocess.run(["rm", "-rf", str(tmp_path / made)], check=True)
+    assert changed_stages(tmp_path) == []
+    (tmp_path / "params.yaml").write_text("n: 2\n")
+    assert changed_stages(tmp_path) == ["a"]
+    (tmp_path / "params.yaml").write_text("n: 1\n")
+    (tmp_path / "make.sh").write_text("echo other > a.txt\n")
+    assert changed_stages(tmp_path) == ["a"]
 
 
 def test_a_stopped_comparison_stops_its_experiment_and_puts_back_the_branch_and_files(tmp_path, monkeypatch):

@@ -15,8 +15,10 @@ also when the tool is stopped (Ctrl-C, SIGTERM: the experiment's processes stop 
 again). A setting is kept for the default pipeline it ran beside: the commit's dvc.lock and params.yaml, which name
 every stage's code, data and params by hash. While they stay the same (commits of docs, tools or results/ leave
 them alone) a kept setting is not run again, so the comparison can be made over several sittings; `--force` runs it
-anyway. The workspace must be clean (nothing uncommitted) and the default run up to date (`dvc status` empty, since
-the MLP's numbers are its metrics): the experiment rewrites params.yaml, dvc.lock, metrics/ and plots/ while it runs.
+anyway. The workspace must be clean (nothing uncommitted) and the default run up to date with the code (no stage whose
+code, data or params changed since dvc.lock, since the MLP's numbers are its committed metrics): the experiment rewrites
+params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing (a fresh clone with no DVC cache or
+remote) are not a change: the experiment makes what it needs and the restore leaves the rest missing.
 `python -m frozenbridge.tools.report` then renders results/connectors/.
 """
 
@@ -99,7 +101,7 @@ def restored(root: Path):
             git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
             if branch:
                 git(root, "checkout", "-q", branch)
-            subprocess.run(["dvc", "checkout", "-q", "-f"], cwd=root, check=True)
+            subprocess.run(["dvc", "checkout", "-q", "-f", "--allow-missing"], cwd=root, check=True)
         finally:
             signal.signal(signal.SIGTERM, previous)
 
@@ -183,6 +185,20 @@ def keep_examples(root: Path, folder: Path, name: str) -> None:
     write_json(folder / "examples.json", shown)
 
 
+MISSING = ("deleted", "not in cache")  # `dvc status` words for an output or dependency that is only absent
+
+
+def changed_stages(root: Path) -> list[str]:
+    """The stages `dvc status` finds changed for any other reason than outputs (or the upstream outputs they read)
+    missing from the workspace and cache: edited code or data, changed params, a new command."""
+    report = json.loads(subprocess.run(["dvc", "status", "--json"], cwd=root, check=True, capture_output=True,
+                                       text=True).stdout or "{}")
+    return [stage for stage, changes in report.items()
+            if any(not (isinstance(change, dict) and all(
+                isinstance(files, dict) and all(state in MISSING for state in files.values())
+                for files in change.values())) for change in changes)]
+
+
 def keep_mlp(root: Path, results: Path) -> Path:
     """results/mlp/design.json: the default run's own facts, and the minutes bench/repro.json timed for its stage 1,
     caption_qa and their evaluations (the comparison reuses those runs)."""
@@ -218,10 +234,11 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         print(f"{name}: kept for this pipeline ({key}), not run again (--force runs it)")
     if not todo:
         return []
-    stale = subprocess.run(["dvc", "status", "-q"], cwd=root).returncode
+    stale = changed_stages(root)
     if stale:
-        raise FrozenbridgeError(f"{root}: the default run is not up to date with the code (`dvc status` lists "
-                                "changed stages); the MLP's numbers are its metrics: run `dvc repro` and commit first")
+        raise FrozenbridgeError(f"{root}: the default run is not up to date with the code (`dvc status`: "
+                                f"{', '.join(stale)} changed); the MLP's numbers are its metrics: run `dvc repro` and "
+                                "commit first")
     if not (results / "mlp" / "design.json").is_file() or force:
         keep_mlp(root, results)
     done = []
