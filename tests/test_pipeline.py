@@ -621,6 +621,7 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
     info = json.loads((folder / "experiment.json").read_text())
     assert info["params_changed"]["shapes.connector.design"] == "resampler"
     assert info["commit"] == run(["git", "rev-parse", "HEAD"], project).stdout.strip()
+    assert "the data and features from the cache" in info["note"]  # the baseline made them: not in its minutes
     scores = json.loads((folder / "metrics/shapes/scores.json").read_text())
     assert set(scores) == {"caption", "caption_qa"}
     probes = json.loads((folder / "metrics/shapes/probes.json").read_text())

@@ -142,6 +142,7 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
         base = Path(tmp) / "params.yaml"
         base.write_text(git(root, "show", "HEAD:params.yaml"))
         steps = [benchmark_step()] if step else []
+        cached = (root / "data/shapes/features").exists()  # else the experiment makes them, inside its minutes
         start = time.perf_counter()
         with restored(root):
             run_experiment(command(values, extra), root)
@@ -149,7 +150,8 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
             facts = design_facts(root)
             folder = save(name, root, base, results, only=list(KEPT),
                           note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
-                               f"evaluations and the analyses kept; the data and features from the cache)")
+                               f"evaluations and the analyses kept; the data and features "
+                               f"{'from the cache' if cached else 'made first, as the workspace had none'})")
             keep_examples(root, folder, name)
     steps += [benchmark_step()] if step else []
     write_json(folder / "design.json", {**facts, "minutes": round(minutes, 2), "setting": values,
