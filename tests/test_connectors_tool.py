@@ -13,7 +13,7 @@ from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import DESIGNS
 from frozenbridge.tools import connectors
 from frozenbridge.tools.connectors import (SETTINGS, Terminated, changed_stages, command, compare, kept, pipeline,
-                                          run_setting)
+                                          precision_mismatch, run_setting)
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():
@@ -71,6 +71,28 @@ def test_outputs_missing_from_a_fresh_clone_are_no_change_but_new_params_or_code
     (tmp_path / "params.yaml").write_text("n: 1\n")
     (tmp_path / "make.sh").write_text("echo other > a.txt\n")
     assert changed_stages(tmp_path) == ["a"]
+
+
+@pytest.mark.parametrize("precision, here_bf16, refused", [
+    ("auto", False, "train in fp32"), ("auto", True, None), ("bf16", False, None), ("fp32", True, None)])
+def test_designs_are_trained_only_at_the_default_runs_precision(tmp_path, monkeypatch, precision, here_bf16, refused):
+    """The default run (bench/repro.json) ran on a CPU with AMX: a CPU without bf16 at precision auto would train the
+    designs in fp32 beside the MLP's bf16 runs, and is refused before anything runs; an explicit precision is the
+    same on both machines."""
+    monkeypatch.setattr("frozenbridge.core.precision.cpu_has_bf16", lambda: here_bf16)
+    (tmp_path / "params.yaml").write_text(f"device: cpu\nshapes:\n  train:\n    precision: {precision}\n")
+    assert precision_mismatch(tmp_path) is None  # no timed default run: nothing to pair with
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench/repro.json").write_text(json.dumps({"machine": {"device": "cpu", "bf16_path": "AMX"}}))
+    found = precision_mismatch(tmp_path)
+    assert found is None if refused is None else (refused in found and "ran in bf16" in found)
+    if refused:
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+        _commit(tmp_path, dvc_lock="stages: {}\n")
+        monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
+        with pytest.raises(FrozenbridgeError, match="mix design and precision"):
+            compare(SETTINGS, tmp_path, tmp_path / "results")
+        assert not (tmp_path / "results").exists()  # refused before the MLP's folder or any experiment
 
 
 def test_a_stopped_comparison_stops_its_experiment_and_puts_back_the_branch_and_files(tmp_path, monkeypatch):

@@ -18,7 +18,9 @@ them alone) a kept setting is not run again, so the comparison can be made over 
 anyway. The workspace must be clean (nothing uncommitted) and the default run up to date with the code (no stage whose
 code, data or params changed since dvc.lock, since the MLP's numbers are its committed metrics): the experiment rewrites
 params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing (a fresh clone with no DVC cache or
-remote) are not a change: the experiment makes what it needs and the restore leaves the rest missing.
+remote) are not a change: the experiment makes what it needs and the restore leaves the rest missing. The designs
+must train on the device and at the precision the default run did (bench/repro.json), else each would be paired
+with an MLP whose arithmetic differs: a CPU without bf16 is refused beside a default run made with bf16.
 `python -m frozenbridge.tools.report` then renders results/connectors/.
 """
 
@@ -187,6 +189,38 @@ def keep_examples(root: Path, folder: Path, name: str) -> None:
     write_json(folder / "examples.json", shown)
 
 
+def precision_mismatch(root: Path) -> str | None:
+    """Why this machine's designs could not be paired with the default run's MLP, or None: shapes training here would
+    run on another device, or on CPU at another precision (bf16 or fp32), than the default run did, as its timing
+    (bench/repro.json: the device, the CPU's bf16 instructions) records it. Their differences would mix the design
+    with the arithmetic. With no timing there is nothing to compare: None."""
+    from frozenbridge.core.config import read_yaml
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.precision import bf16_choice
+    from frozenbridge.core.summary import read_json_if_present
+
+    timed = read_json_if_present(root / "bench/repro.json")
+    if not timed:
+        return None
+    raw, ran = read_yaml((root / "params.yaml").read_text()), timed["machine"]
+    device, advice = pick_device(raw["device"]), ("compare on a machine like the default run's, or `dvc repro` and "
+                                                  "time the default run here (tools.repro_timing) and commit it first")
+    if device.type != ran["device"]:
+        return (f"here the designs would train on {device.type}, but the default run's MLP, which each design is "
+                f"paired with, ran on {ran['device']} (bench/repro.json); {advice}")
+    if device.type != "cpu":
+        return None
+    precision = raw["shapes"]["train"]["precision"]
+    there = precision == "bf16" or (precision == "auto" and not ran["bf16_path"].startswith("none"))
+    here, why = bf16_choice(precision, device)
+    if here == there:
+        return None
+    words = {True: "bf16", False: "fp32"}
+    return (f"here the designs would train in {words[here]} ({why}), but the default run's MLP, which each design is "
+            f"paired with, ran in {words[there]} (bench/repro.json: bf16 through {ran['bf16_path']}); the "
+            f"differences would mix design and precision: {advice}")
+
+
 MISSING = ("deleted", "not in cache")  # `dvc status` words for an output or dependency that is only absent
 
 
@@ -241,6 +275,9 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         raise FrozenbridgeError(f"{root}: the default run is not up to date with the code (`dvc status`: "
                                 f"{', '.join(stale)} changed); the MLP's numbers are its metrics: run `dvc repro` and "
                                 "commit first")
+    mismatch = precision_mismatch(root)
+    if mismatch:
+        raise FrozenbridgeError(f"{root}: {mismatch}")
     if not (results / "mlp" / "design.json").is_file() or force:
         keep_mlp(root, results)
     done = []
