@@ -1,5 +1,5 @@
 """The connector comparison's command (tools/connectors.py): what each setting runs, what counts as kept, and the
-refusal to start on a workspace with uncommitted changes."""
+workspace around its experiments (tools/workspace.py): when it refuses to start, and how it is put back."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import DESIGNS
 from frozenbridge.tools import connectors
-from frozenbridge.tools.connectors import (SETTINGS, Terminated, changed_stages, command, compare, kept, pipeline,
-                                          precision_mismatch, run_setting)
+from frozenbridge.tools.connectors import SETTINGS, command, compare, kept, pipeline, run_setting
+from frozenbridge.tools.workspace import Terminated, changed_stages, precision_mismatch
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():

@@ -29,16 +29,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.tools.workspace import Terminated, changed_stages, git, precision_mismatch, restored, run_experiment
 
 # setting -> shapes.connector values; every other connector key stays as params.yaml has it
 SETTINGS: dict[str, dict[str, object]] = {
@@ -62,10 +60,6 @@ def command(values: dict[str, object], extra: tuple[str, ...] = ()) -> list[str]
     return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s)), *TARGETS]
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
-
-
 def pipeline(root: Path) -> str:
     """The default pipeline of HEAD, as one hash of its dvc.lock and params.yaml: what a kept setting ran beside."""
     return hashlib.sha256("".join(git(root, "show", f"HEAD:{name}") for name in ("dvc.lock", "params.yaml"))
@@ -77,55 +71,6 @@ def kept(folder: Path, key: str, values: dict[str, object]) -> bool:
     info = folder / "design.json"
     facts = json.loads(info.read_text()) if info.is_file() else {}
     return facts.get("pipeline") == key and facts.get("setting") == values
-
-
-class Terminated(Exception):
-    """The tool got SIGTERM: raised in its main thread so that the workspace is restored before it stops."""
-
-
-def _terminated(signum, frame) -> None:
-    raise Terminated("stopped by SIGTERM")
-
-
-@contextmanager
-def restored(root: Path):
-    """Puts the workspace back as HEAD has it when the block ends, failed or interrupted (Ctrl-C, SIGTERM): params.yaml,
-    dvc.lock, metrics/ and plots/ from git, the other outputs from DVC's cache, and the branch checked out again
-    (an interrupted `dvc exp run` leaves HEAD detached)."""
-    branch = subprocess.run(["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM does not cut the restore short
-        try:
-            git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
-            if branch:
-                git(root, "checkout", "-q", branch)
-            subprocess.run(["dvc", "checkout", "-q", "-f", "--allow-missing"], cwd=root, check=True)
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def run_experiment(argv: list[str], root: Path) -> None:
-    """`dvc exp run` in its own process group, so that when this tool is stopped the stage it runs gets SIGTERM too
-    (and writes nothing after the restore); SIGKILL if dvc is still there 30 s later."""
-    proc = subprocess.Popen(argv, cwd=root, start_new_session=True)
-    try:
-        if proc.wait():
-            raise subprocess.CalledProcessError(proc.returncode, argv)
-    except BaseException:
-        for sent in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sent)
-                proc.wait(timeout=30)
-                break
-            except ProcessLookupError:
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        raise
 
 
 def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = (),
@@ -187,52 +132,6 @@ def keep_examples(root: Path, folder: Path, name: str) -> None:
                                     f"{name}, recipe {recipe}, replicate {replicate}: what the model says on test "
                                     "pictures", folder / f"gallery_{recipe}.png")
     write_json(folder / "examples.json", shown)
-
-
-def precision_mismatch(root: Path) -> str | None:
-    """Why this machine's designs could not be paired with the default run's MLP, or None: shapes training here would
-    run on another device, or on CPU at another precision (bf16 or fp32), than the default run did, as its timing
-    (bench/repro.json: the device, the CPU's bf16 instructions) records it. Their differences would mix the design
-    with the arithmetic. With no timing there is nothing to compare: None."""
-    from frozenbridge.core.config import read_yaml
-    from frozenbridge.core.device import pick_device
-    from frozenbridge.core.precision import bf16_choice
-    from frozenbridge.core.summary import read_json_if_present
-
-    timed = read_json_if_present(root / "bench/repro.json")
-    if not timed:
-        return None
-    raw, ran = read_yaml((root / "params.yaml").read_text()), timed["machine"]
-    device, advice = pick_device(raw["device"]), ("compare on a machine like the default run's, or `dvc repro` and "
-                                                  "time the default run here (tools.repro_timing) and commit it first")
-    if device.type != ran["device"]:
-        return (f"here the designs would train on {device.type}, but the default run's MLP, which each design is "
-                f"paired with, ran on {ran['device']} (bench/repro.json); {advice}")
-    if device.type != "cpu":
-        return None
-    precision = raw["shapes"]["train"]["precision"]
-    there = precision == "bf16" or (precision == "auto" and not ran["bf16_path"].startswith("none"))
-    here, why = bf16_choice(precision, device)
-    if here == there:
-        return None
-    words = {True: "bf16", False: "fp32"}
-    return (f"here the designs would train in {words[here]} ({why}), but the default run's MLP, which each design is "
-            f"paired with, ran in {words[there]} (bench/repro.json: bf16 through {ran['bf16_path']}); the "
-            f"differences would mix design and precision: {advice}")
-
-
-MISSING = ("deleted", "not in cache")  # `dvc status` words for an output or dependency that is only absent
-
-
-def changed_stages(root: Path) -> list[str]:
-    """The stages `dvc status` finds changed for any other reason than outputs (or the upstream outputs they read)
-    missing from the workspace and cache: edited code or data, changed params, a new command."""
-    report = json.loads(subprocess.run(["dvc", "status", "--json"], cwd=root, check=True, capture_output=True,
-                                       text=True).stdout or "{}")
-    return [stage for stage, changes in report.items()
-            if any(not (isinstance(change, dict) and all(
-                isinstance(files, dict) and all(state in MISSING for state in files.values())
-                for files in change.values())) for change in changes)]
 
 
 def keep_mlp(root: Path, results: Path) -> Path:

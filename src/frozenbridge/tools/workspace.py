@@ -1,0 +1,114 @@
+"""The workspace around one `dvc exp run` of a tool: whether it may start (no stage changed since dvc.lock, the
+machine trains as the default run did) and how it is put back afterwards, also when the tool is stopped.
+
+The connector comparison (tools/connectors.py) runs its designs through these: its experiments rewrite params.yaml,
+dvc.lock, metrics/ and plots/ while they run, and each design is paired with the default run's committed MLP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout
+
+
+class Terminated(Exception):
+    """The tool got SIGTERM: raised in its main thread so that the workspace is restored before it stops."""
+
+
+def _terminated(signum, frame) -> None:
+    raise Terminated("stopped by SIGTERM")
+
+
+@contextmanager
+def restored(root: Path):
+    """Puts the workspace back as HEAD has it when the block ends, failed or interrupted (Ctrl-C, SIGTERM): params.yaml,
+    dvc.lock, metrics/ and plots/ from git, the other outputs from DVC's cache, and the branch checked out again
+    (an interrupted `dvc exp run` leaves HEAD detached)."""
+    branch = subprocess.run(["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM does not cut the restore short
+        try:
+            git(root, "checkout", "HEAD", "--", "params.yaml", "dvc.lock", "metrics", "plots")
+            if branch:
+                git(root, "checkout", "-q", branch)
+            subprocess.run(["dvc", "checkout", "-q", "-f", "--allow-missing"], cwd=root, check=True)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def run_experiment(argv: list[str], root: Path) -> None:
+    """`dvc exp run` in its own process group, so that when this tool is stopped the stage it runs gets SIGTERM too
+    (and writes nothing after the restore); SIGKILL if dvc is still there 30 s later."""
+    proc = subprocess.Popen(argv, cwd=root, start_new_session=True)
+    try:
+        if proc.wait():
+            raise subprocess.CalledProcessError(proc.returncode, argv)
+    except BaseException:
+        for sent in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sent)
+                proc.wait(timeout=30)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        raise
+
+
+def precision_mismatch(root: Path) -> str | None:
+    """Why this machine's designs could not be paired with the default run's MLP, or None: shapes training here would
+    run on another device, or on CPU at another precision (bf16 or fp32), than the default run did, as its timing
+    (bench/repro.json: the device, the CPU's bf16 instructions) records it. Their differences would mix the design
+    with the arithmetic. With no timing there is nothing to compare: None."""
+    from frozenbridge.core.config import read_yaml
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.precision import bf16_choice
+    from frozenbridge.core.summary import read_json_if_present
+
+    timed = read_json_if_present(root / "bench/repro.json")
+    if not timed:
+        return None
+    raw, ran = read_yaml((root / "params.yaml").read_text()), timed["machine"]
+    device, advice = pick_device(raw["device"]), ("compare on a machine like the default run's, or `dvc repro` and "
+                                                  "time the default run here (tools.repro_timing) and commit it first")
+    if device.type != ran["device"]:
+        return (f"here the designs would train on {device.type}, but the default run's MLP, which each design is "
+                f"paired with, ran on {ran['device']} (bench/repro.json); {advice}")
+    if device.type != "cpu":
+        return None
+    precision = raw["shapes"]["train"]["precision"]
+    there = precision == "bf16" or (precision == "auto" and not ran["bf16_path"].startswith("none"))
+    here, why = bf16_choice(precision, device)
+    if here == there:
+        return None
+    words = {True: "bf16", False: "fp32"}
+    return (f"here the designs would train in {words[here]} ({why}), but the default run's MLP, which each design is "
+            f"paired with, ran in {words[there]} (bench/repro.json: bf16 through {ran['bf16_path']}); the "
+            f"differences would mix design and precision: {advice}")
+
+
+MISSING = ("deleted", "not in cache")  # `dvc status` words for an output or dependency that is only absent
+
+
+def changed_stages(root: Path) -> list[str]:
+    """The stages `dvc status` finds changed for any other reason than outputs (or the upstream outputs they read)
+    missing from the workspace and cache: edited code or data, changed params, a new command."""
+    report = json.loads(subprocess.run(["dvc", "status", "--json"], cwd=root, check=True, capture_output=True,
+                                       text=True).stdout or "{}")
+    return [stage for stage, changes in report.items()
+            if any(not (isinstance(change, dict) and all(
+                isinstance(files, dict) and all(state in MISSING for state in files.values())
+                for files in change.values())) for change in changes)]
