@@ -142,7 +142,7 @@ def test_headline_row_names_the_paired_statistics_not_a_bare_count(tmp_path):
     assert shapes_rows(shapes)[0].note.endswith("96.1% interval [+2, +7], sign test p = 0.0039: caption_qa ahead")
 
 def test_convergence_table_marks_the_default_and_names_what_beat_it():
-    from frozenbridge.shapes.report.tables import converge_table
+    from frozenbridge.shapes.report.convergence_tables import converge_table
 
     def entry(lr, worst70, step_seconds):
         return {"overrides": {"train.lr": lr}, "steps": 400, "step_seconds": step_seconds,
