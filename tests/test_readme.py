@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from frozenbridge.tools.report import END, START, headline_table, render_results, update_readme
+from frozenbridge.tools.headline_tables import headline_table
+from frozenbridge.tools.report import END, START, render_results, update_readme
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -126,7 +127,7 @@ def test_headline_row_names_the_paired_statistics_not_a_bare_count(tmp_path):
     """The paired row's label stays short; its statistics go in the row's note, which the README prints under the
     table (a count of replicates alone would say nothing of the evidence)."""
     from frozenbridge.tools.headline import shapes_rows
-    from frozenbridge.tools.report import headline_table
+    from frozenbridge.tools.headline_tables import headline_table
 
     shapes = tmp_path / "metrics" / "shapes"
     shapes.mkdir(parents=True)

@@ -72,7 +72,7 @@ def _scores(caption_seen: list[float]) -> dict:
 
 
 def test_an_experiment_with_another_language_model_is_tabled_beside_the_default_run(tmp_path):
-    from frozenbridge.tools.report import backbone_table
+    from frozenbridge.tools.headline_tables import backbone_table
 
     root = tmp_path
     (root / "metrics" / "shapes").mkdir(parents=True)
