@@ -54,22 +54,25 @@ def test_it_refuses_a_workspace_with_uncommitted_changes(tmp_path):
 
 
 def test_outputs_missing_from_a_fresh_clone_are_no_change_but_new_params_or_code_are(tmp_path):
-    """A clone with no DVC cache (outputs "not in cache", downstream deps "deleted") may run the comparison; a changed
-    param or edited script may not, since the MLP's committed metrics would no longer be the code's."""
+    """A clone with no DVC cache (outputs "not in cache", downstream deps "deleted", or "modified" once `dvc checkout
+    --allow-missing` has left the empty folders above them) may run the comparison; a changed param or edited script
+    may not, since the MLP's committed metrics would no longer be the code's."""
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     subprocess.run(["dvc", "init", "-q"], cwd=tmp_path, check=True)
-    _commit(tmp_path, params_yaml="n: 1\n", make_sh="cat params.yaml > a.txt\n", dvc_yaml=(
-        "stages:\n  a: {cmd: sh make.sh, deps: [make.sh], params: [n], outs: [a.txt]}\n"
-        "  b: {cmd: cp a.txt b.txt, deps: [a.txt], outs: [b.txt]}\n"))
+    _commit(tmp_path, params_yaml="n: 1\n", make_sh="mkdir -p made/a && cat params.yaml > made/a/n.txt\n", dvc_yaml=(
+        "stages:\n  a: {cmd: sh make.sh, deps: [make.sh], params: [n], outs: [made/a]}\n"
+        "  b: {cmd: ls made > b.txt, deps: [made], outs: [b.txt]}\n"))
     subprocess.run(["dvc", "repro", "-q"], cwd=tmp_path, check=True)
     assert changed_stages(tmp_path) == []
-    for made in ("a.txt", "b.txt", ".dvc/cache"):
+    for made in ("made", "b.txt", ".dvc/cache"):
         subprocess.run(["rm", "-rf", str(tmp_path / made)], check=True)
     assert changed_stages(tmp_path) == []
+    subprocess.run(["dvc", "checkout", "-q", "-f", "--allow-missing"], cwd=tmp_path, check=True)
+    assert (tmp_path / "made").is_dir() and changed_stages(tmp_path) == []  # an empty folder is still no output
     (tmp_path / "params.yaml").write_text("n: 2\n")
     assert changed_stages(tmp_path) == ["a"]
     (tmp_path / "params.yaml").write_text("n: 1\n")
-    (tmp_path / "make.sh").write_text("echo other > a.txt\n")
+    (tmp_path / "make.sh").write_text("echo other > made/a/n.txt\n")
     assert changed_stages(tmp_path) == ["a"]
 
 

@@ -103,6 +103,15 @@ def precision_mismatch(root: Path) -> str | None:
 MISSING = ("deleted", "not in cache")  # `dvc status` words for an output or dependency that is only absent
 
 
+def _absent(root: Path, name: str, state: object) -> bool:
+    """`dvc status` says `state` of file or folder `name`, and there is nothing there: it is missing, or it is a
+    folder with no file under it ("modified": `dvc checkout --allow-missing` leaves the folders above the outputs it
+    could not check out)."""
+    path = root / name
+    return state in MISSING or (state == "modified" and path.is_dir()
+                                and not any(p.is_file() for p in path.rglob("*")))
+
+
 def changed_stages(root: Path) -> list[str]:
     """The stages `dvc status` finds changed for any other reason than outputs (or the upstream outputs they read)
     missing from the workspace and cache: edited code or data, changed params, a new command."""
@@ -110,5 +119,5 @@ def changed_stages(root: Path) -> list[str]:
                                        text=True).stdout or "{}")
     return [stage for stage, changes in report.items()
             if any(not (isinstance(change, dict) and all(
-                isinstance(files, dict) and all(state in MISSING for state in files.values())
+                isinstance(files, dict) and all(_absent(root, name, state) for name, state in files.items())
                 for files in change.values())) for change in changes)]
