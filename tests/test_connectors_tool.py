@@ -12,7 +12,7 @@ import pytest
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.params import DESIGNS
 from frozenbridge.tools import connectors
-from frozenbridge.tools.connectors import SETTINGS, command, compare, kept, pipeline, run_setting
+from frozenbridge.tools.connectors import SETTINGS, command, compare, kept, pipeline, run_setting, same_inputs
 from frozenbridge.tools.workspace import Terminated, changed_stages, precision_mismatch
 
 
@@ -96,6 +96,21 @@ def test_designs_are_trained_only_at_the_default_runs_precision(tmp_path, monkey
         with pytest.raises(FrozenbridgeError, match="mix design and precision"):
             compare(SETTINGS, tmp_path, tmp_path / "results")
         assert not (tmp_path / "results").exists()  # refused before the MLP's folder or any experiment
+
+
+def test_an_experiment_that_made_other_pictures_or_features_than_the_default_run_is_not_kept(tmp_path):
+    """Where the experiment made the data again (a workspace with none) and got other bytes than dvc.lock's, its
+    designs are not paired with the MLP's runs: refused; other stages' outputs may differ (they are the design's)."""
+    lock = lambda pictures, runs: (f"stages:\n  shapes_data:\n    outs:\n    - path: data/shapes/pictures\n"
+                                   f"      md5: {pictures}\n  shapes_encode:\n    outs:\n    - path: f\n      md5: f1\n"
+                                   f"  shapes_stage1@0:\n    outs:\n    - path: runs\n      md5: {runs}\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock=lock("p1", "r1"))
+    (tmp_path / "dvc.lock").write_text(lock("p1", "r2"))
+    same_inputs(tmp_path)  # the design's own runs differ: that is the experiment
+    (tmp_path / "dvc.lock").write_text(lock("p2", "r2"))
+    with pytest.raises(FrozenbridgeError, match="shapes_data outputs differ from the default run's"):
+        same_inputs(tmp_path)
 
 
 def test_a_stopped_comparison_stops_its_experiment_and_puts_back_the_branch_and_files(tmp_path, monkeypatch):

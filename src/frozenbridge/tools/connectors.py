@@ -20,7 +20,8 @@ code, data or params changed since dvc.lock, since the MLP's numbers are its com
 params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing (a fresh clone with no DVC cache or
 remote) are not a change: the experiment makes what it needs and the restore leaves the rest missing. The designs
 must train on the device and at the precision the default run did (bench/repro.json), else each would be paired
-with an MLP whose arithmetic differs: a CPU without bf16 is refused beside a default run made with bf16.
+with an MLP whose arithmetic differs: a CPU without bf16 is refused beside a default run made with bf16. An
+experiment whose pictures or features are not the default run's bytes (dvc.lock) is not kept.
 `python -m frozenbridge.tools.report` then renders results/connectors/.
 """
 
@@ -51,6 +52,7 @@ TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that
 KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/probes.json",
         "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
 RESULTS = Path("results/connectors")
+PAIRED = ("shapes_data", "shapes_encode")  # the pictures and features every design shares with the MLP's runs
 
 
 def command(values: dict[str, object], extra: tuple[str, ...] = ()) -> list[str]:
@@ -73,6 +75,21 @@ def kept(folder: Path, key: str, values: dict[str, object]) -> bool:
     return facts.get("pipeline") == key and facts.get("setting") == values
 
 
+def same_inputs(root: Path) -> None:
+    """Refuses an experiment whose pictures or features (dvc.lock's hashes of PAIRED's outputs) are not the default
+    run's: where the experiment made them again (a workspace that had none) on a machine whose arithmetic differs,
+    its designs would not be paired with the MLP's runs."""
+    from frozenbridge.core.config import read_yaml
+
+    ran, default = (read_yaml(text)["stages"] for text in ((root / "dvc.lock").read_text(),
+                                                             git(root, "show", "HEAD:dvc.lock")))
+    differ = [stage for stage in PAIRED if ran.get(stage, {}).get("outs") != default.get(stage, {}).get("outs")]
+    if differ:
+        raise FrozenbridgeError(f"{root}: the experiment's {' and '.join(differ)} outputs differ from the default "
+                                "run's (dvc.lock): its designs did not see the MLP's pictures and features, so nothing "
+                                "is kept; compare where `dvc repro shapes_encode` leaves dvc.lock as committed")
+
+
 def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = (),
                 step: bool = True) -> Path:
     """One experiment, its metrics kept under results/name/, the workspace restored; returns the folder. With `step`,
@@ -93,6 +110,7 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
         start = time.perf_counter()
         with restored(root):
             run_experiment(command(values, extra), root)
+            same_inputs(root)
             minutes = (time.perf_counter() - start) / 60
             facts = design_facts(root)
             folder = save(name, root, base, results, only=list(KEPT),
