@@ -78,7 +78,8 @@ def test_outputs_missing_from_a_fresh_clone_are_no_change_but_new_params_or_code
 
 @pytest.mark.parametrize("precision, here_bf16, refused", [
     ("auto", False, "train in fp32"), ("auto", True, None), ("bf16", False, None), ("fp32", True, None)])
-def test_designs_are_trained_only_at_the_default_runs_precision(tmp_path, monkeypatch, precision, here_bf16, refused):
+def test_designs_are_trained_only_at_the_default_runs_precision(tmp_path, monkeypatch, capsys, precision, here_bf16,
+                                                                 refused):
     """The default run (bench/repro.json) ran on a CPU with AMX: a CPU without bf16 at precision auto would train the
     designs in fp32 beside the MLP's bf16 runs, and is refused before anything runs; an explicit precision is the
     same on both machines."""
@@ -96,6 +97,10 @@ def test_designs_are_trained_only_at_the_default_runs_precision(tmp_path, monkey
         with pytest.raises(FrozenbridgeError, match="mix design and precision"):
             compare(SETTINGS, tmp_path, tmp_path / "results")
         assert not (tmp_path / "results").exists()  # refused before the MLP's folder or any experiment
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr("sys.argv", ["connectors", "--list"])
+        connectors.main()  # --list says so before anyone starts a setting
+        assert capsys.readouterr().out.splitlines()[-1].startswith("not on this machine: here the designs would train")
 
 
 def test_an_experiment_that_made_other_pictures_or_features_than_the_default_run_is_not_kept(tmp_path):

@@ -217,9 +217,12 @@ def main() -> None:
     try:
         if args.list:
             key = pipeline(root)
+            states = {name: "kept" if kept(args.results / name, key, values) else "to run"
+                      for name, values in settings.items()}
             for name, values in settings.items():
-                state = "kept" if kept(args.results / name, key, values) else "to run"
-                print(f"{name:<20} {state:<7} {' '.join(command(values)[3:])}")
+                print(f"{name:<20} {states[name]:<7} {' '.join(command(values)[3:])}")
+            if "to run" in states.values() and (mismatch := precision_mismatch(root)):
+                print(f"not on this machine: {mismatch}")
             return
         for folder in compare(settings, root, args.results, args.force):
             print(f"kept {folder}")
