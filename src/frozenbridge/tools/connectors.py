@@ -2,7 +2,7 @@
 
     python -m frozenbridge.tools.connectors                    # every setting not yet kept for this pipeline
     python -m frozenbridge.tools.connectors --only resampler-16 codebook-1024
-    python -m frozenbridge.tools.connectors --list             # the settings, which are kept, whether this machine may run the rest
+    python -m frozenbridge.tools.connectors --list             # the settings, which are kept, can this machine run the rest
 
 Each setting is one `dvc exp run` in this workspace with its design: stage 1 (captions) and caption_qa for every
 replicate params.yaml names, with all controls on seen and held-out pairs, up to the stages whose metrics are kept
@@ -209,7 +209,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="+", metavar="SETTING", choices=list(SETTINGS),
                     help=f"run these settings only (of {', '.join(SETTINGS)})")
     ap.add_argument("--force", action="store_true", help="run a setting even when kept for this pipeline")
-    ap.add_argument("--list", action="store_true", help="print the settings, which are kept and whether this machine may run the rest; run nothing")
+    ap.add_argument("--list", action="store_true",
+                    help="print the settings, which are kept and whether this machine may run the rest; run nothing")
     ap.add_argument("--results", type=Path, default=RESULTS, help=f"where each setting is kept (default {RESULTS})")
     args = ap.parse_args()
     root = Path(".").resolve()
