@@ -2,7 +2,7 @@
 
     python -m frozenbridge.tools.connectors                    # every setting not yet kept for this pipeline
     python -m frozenbridge.tools.connectors --only resampler-16 codebook-1024
-    python -m frozenbridge.tools.connectors --list             # the settings, which are kept, can this machine run the rest
+    python -m frozenbridge.tools.connectors --list             # the settings, which are kept, can this machine run more
 
 Each setting is one `dvc exp run` in this workspace with its design: stage 1 (captions) and caption_qa for every
 replicate params.yaml names, with all controls on seen and held-out pairs, up to the stages whose metrics are kept
