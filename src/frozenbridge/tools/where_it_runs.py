@@ -27,6 +27,12 @@ def timed_replicates(repro: dict) -> set[int]:
     return {r for name in repro["stages"] if (r := stage_replicate(name)) is not None}
 
 
+def has_bf16(machine: dict) -> bool:
+    """Whether the CPU of a timing's `machine` record (bench/repro.json) had bf16 instructions: its `bf16_path`
+    (tools.repro_timing) is not "none ..."."""
+    return not machine.get("bf16_path", "none").startswith("none")
+
+
 def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
     rows = {r["precision"]: r for r in saved["rows"]}
     out = []
@@ -38,7 +44,7 @@ def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
             ratio = f" ({r['step_seconds'] / rows['auto']['step_seconds']:.1f}× the bf16 step)"
         command = "tools.forecast" + ("" if precision == "auto" else f" --precision {precision}")
         measured = ""
-        ran_bf16 = repro is not None and not repro["machine"].get("bf16_path", "none").startswith("none")
+        ran_bf16 = repro is not None and has_bf16(repro["machine"])
         same_runs = repro is not None and r.get("replicates") == len(timed_replicates(repro))
         if ran_bf16 and same_runs and r["runs_as"] != "fp32":
             measured = (f" (the last `dvc repro` spent {duration(repro['training_steps_seconds'])} inside them: "

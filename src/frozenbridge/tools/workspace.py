@@ -77,6 +77,7 @@ def precision_mismatch(root: Path) -> str | None:
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.precision import bf16_choice
     from frozenbridge.core.summary import read_json_if_present
+    from frozenbridge.tools.where_it_runs import has_bf16
 
     timed = read_json_if_present(root / "bench/repro.json")
     if not timed:
@@ -90,7 +91,7 @@ def precision_mismatch(root: Path) -> str | None:
     if device.type != "cpu":
         return None
     precision = raw["shapes"]["train"]["precision"]
-    there = precision == "bf16" or (precision == "auto" and not ran["bf16_path"].startswith("none"))
+    there = precision == "bf16" or (precision == "auto" and has_bf16(ran))
     here, why = bf16_choice(precision, device)
     if here == there:
         return None
@@ -112,12 +113,17 @@ def _absent(root: Path, name: str, state: object) -> bool:
                                 and not any(p.is_file() for p in path.rglob("*")))
 
 
+def _only_missing(root: Path, change: object) -> bool:
+    """One entry of a stage's `dvc status` ({"changed deps": {file: state}}, or a line such as "changed command"):
+    whether every file it names is only absent."""
+    return isinstance(change, dict) and all(
+        isinstance(files, dict) and all(_absent(root, name, state) for name, state in files.items())
+        for files in change.values())
+
+
 def changed_stages(root: Path) -> list[str]:
     """The stages `dvc status` finds changed for any other reason than outputs (or the upstream outputs they read)
     missing from the workspace and cache: edited code or data, changed params, a new command."""
     report = json.loads(subprocess.run(["dvc", "status", "--json"], cwd=root, check=True, capture_output=True,
                                        text=True).stdout or "{}")
-    return [stage for stage, changes in report.items()
-            if any(not (isinstance(change, dict) and all(
-                isinstance(files, dict) and all(_absent(root, name, state) for name, state in files.items())
-                for files in change.values())) for change in changes)]
+    return [stage for stage, changes in report.items() if not all(_only_missing(root, c) for c in changes)]
