@@ -1,4 +1,4 @@
-"""The shared-prefill lever the evaluation is measured against (tools/bench_prefill.py)."""
+"""The shared-prefill lever the evaluation is measured against (the prefill benchmark, bench/prefill.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.core.backbones import load_language
 from frozenbridge.shapes.evaluation.scoring import generate_once
 from frozenbridge.shapes.params import EvaluateParams
-from frozenbridge.tools.bench_prefill import answer_keys, shared_prefill
+from frozenbridge.bench.prefill import answer_keys, shared_prefill
 from test_train import CPU, tiny_split
 
 

@@ -13,7 +13,7 @@ import sys
 
 def test_bench_reference_tiny_end_to_end(tmp_path):
     out = tmp_path / "bench" / "reference.json"
-    proc = subprocess.run([sys.executable, "-m", "frozenbridge.tools.bench_reference", "--tiny", "--json", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "reference", "--tiny", "--json", str(out)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "OMP_NUM_THREADS": "1", "FROZENBRIDGE_DEVICE": "cpu"})
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -41,3 +41,4 @@ def test_bench_reference_tiny_end_to_end(tmp_path):
     assert math.isclose(study["ratio_to_reference"], expected / reference, rel_tol=1e-9)
     assert "3 x 800 q" in study["formula"] and study["formula"] in proc.stdout
     assert result["configs"]["train"]["batch_size"] == 16 and result["machine"]["device"]
+    assert result["machine"]["tool"] == "python -m frozenbridge.bench reference"

@@ -165,14 +165,17 @@ def test_the_shapes_training_stage_split_over_two_processes_matches_one(tiny_mod
 
 
 def test_a_script_asking_for_two_processes_runs_again_under_torchrun(tmp_path):
+    """On CPU cores on any machine: the script passes device cpu as a stage passes params.yaml's, and no process sees
+    a GPU (on GPUs each process needs one of its own, so a one-GPU machine refuses two; test_device_choice)."""
     script = tmp_path / "script.py"
-    script.write_text("import os, sys\nfrom frozenbridge.bridge.data_parallel import launch\nlaunch(2)\n"
+    script.write_text("import os, sys\nfrom frozenbridge.bridge.data_parallel import launch\nlaunch(2, 'cpu')\n"
                       "open(os.path.join(sys.argv[1], 'rank' + os.environ['RANK']), 'w')"
                       ".write(os.environ['WORLD_SIZE'])\n")
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")}
+    env.update(CUDA_VISIBLE_DEVICES="")
     proc = subprocess.run([sys.executable, str(script), str(tmp_path)], env=env, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr

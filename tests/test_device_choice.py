@@ -291,7 +291,8 @@ def test_every_page_and_help_lists_the_devices_the_code_accepts(monkeypatch, cap
     from pathlib import Path
 
     from frozenbridge import cli
-    from frozenbridge.tools import bench, bench_gpu, bench_reference, forecast
+    from frozenbridge.bench.__main__ import main as bench
+    from frozenbridge.tools import forecast
 
     allowed = _allowed_devices()
     assert set(allowed) == {"auto", "cpu", "cuda", "cuda:N", "mps"}
@@ -301,9 +302,8 @@ def test_every_page_and_help_lists_the_devices_the_code_accepts(monkeypatch, cap
     shapes = next(p for p in (root / "docs" / "shapes.md").read_text().split("\n\n") if "Everything runs on" in p)
     texts = {"README.md, where it runs": readme, "params.yaml, device": params, "docs/shapes.md": shapes}
     for name, main, argv in (("frozenbridge caption --help", lambda: cli.main(["caption", "--help"]), ["frozenbridge"]),
-                             ("tools.bench", bench.main, ["bench", "--help"]),
-                             ("tools.bench_gpu", bench_gpu.main, ["bench_gpu", "--help"]),
-                             ("tools.bench_reference", bench_reference.main, ["bench_reference", "--help"]),
+                             *((f"bench {b}", lambda b=b: bench([b, "--help"]), ["bench"])
+                               for b in ("steps", "gpu", "reference")),
                              ("tools.forecast", forecast.main, ["forecast", "--help"])):
         texts[name] = " ".join(_help(main, argv, monkeypatch, capsys).split())
     assert {name: missing for name, text in texts.items() if (missing := _names_every_device(text, allowed))} == {}

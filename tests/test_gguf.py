@@ -192,5 +192,11 @@ def test_embedded_gguf_file_is_the_embedded_model():
     gguf = language.smollm2_gguf()
     by_path = load_language(str(gguf))
     assert by_path.name == str(gguf) and by_path.revision == embedded.revision == file_digest(gguf)
+    # the GGUF's own special tokens (bos 1, eos 2, pad 2): transformers 5.17 read eos as <|im_start|>, and a copy
+    # made by it is kept under the same digest (delete cache_root()/smollm2-135m-* to remake it)
+    for lm in (embedded, by_path):
+        t = lm.tokenizer
+        assert (t.bos_token, t.eos_token, t.pad_token) == ("<|im_start|>", "<|im_end|>", "<|im_end|>")
+        assert (t.bos_token_id, t.eos_token_id, t.pad_token_id) == (1, 2, 2)
     e, p = embedded.model.state_dict(), by_path.model.state_dict()
     assert e.keys() == p.keys() and all(torch.equal(e[k], p[k]) for k in e)

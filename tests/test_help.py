@@ -1,5 +1,5 @@
-"""The commands a user types, the tools, the sweeps, the tiny-model writers and each subcommand of `frozenbridge`:
-every flag has help, and the usage line shows the command as it is typed."""
+"""The commands a user types, the tools, the benchmarks, the sweeps, the tiny-model writers and each subcommand of
+`frozenbridge`: every flag has help, and the usage line shows the command as it is typed."""
 
 import argparse
 import runpy
@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from frozenbridge.bench.__main__ import benchmarks
+
 ROOT = Path(__file__).resolve().parents[1]
 
-MODULES = ["frozenbridge.tools.bench", "frozenbridge.tools.bench_gpu", "frozenbridge.tools.bench_reference",
-           "frozenbridge.tools.forecast", "frozenbridge.tools.report", "frozenbridge.tools.repro_timing",
+MODULES = ["frozenbridge.tools.forecast", "frozenbridge.tools.report", "frozenbridge.tools.repro_timing",
            "frozenbridge.tools.snapshot", "frozenbridge.shapes.sweeps.converge",
            "frozenbridge.shapes.sweeps.probe_places", "frozenbridge.digits.sweeps.limits",
            "frozenbridge.digits.sweeps.reachable", "frozenbridge.testing.tiny_models",
@@ -48,6 +49,16 @@ def test_every_flag_of_a_tool_has_help(module, monkeypatch):
     parser = _parser(monkeypatch, lambda: runpy.run_module(module, run_name="__main__"))
     assert _without_help(parser) == []
     assert parser.format_usage().startswith(f"usage: python -m {module} ")
+
+
+@pytest.mark.parametrize("name", sorted(benchmarks()))
+def test_every_flag_of_a_benchmark_has_help(name, monkeypatch):
+    """Each benchmark, run through the one entry point: `python -m frozenbridge.bench NAME`."""
+    from frozenbridge.bench.__main__ import main
+
+    parser = _parser(monkeypatch, lambda: main([name]))
+    assert _without_help(parser) == []
+    assert parser.format_usage().startswith(f"usage: python -m frozenbridge.bench {name} ")
 
 
 def test_every_flag_of_the_command_line_has_help(monkeypatch):

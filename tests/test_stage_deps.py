@@ -4,7 +4,8 @@ an output that `dvc repro` calls up to date.
 Three checks: (1) the static import closure of each stage script (every import in stages/ and src/, lazy ones
 inside functions included) is covered by the stage's deps (a file listed, or a folder above it); (2) no module of
 the package or a stage loads code by name at run time (importlib.import_module, __import__, runpy), which the
-closure could not follow; (3) the modules a stage really loaded while it ran (recorded by an import hook in the
+closure could not follow, but for the benchmarks' entry point (frozenbridge.bench, which no stage imports or lists);
+(3) the modules a stage really loaded while it ran (recorded by an import hook in the
 tiny pipeline of tests/test_pipeline.py, see `covered_at_run_time`) are covered too. A package `__init__.py` that
 holds only a docstring needs no listing: it cannot change what a stage computes, and the check lists it the moment
 it gains a statement.
@@ -21,6 +22,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 PACKAGE = "frozenbridge"
+BENCH = SRC / PACKAGE / "bench"  # run by name from its __main__; outside every stage, as the check below keeps it
 # names that load code chosen at run time; importlib.metadata and importlib.resources read files, they import nothing
 DYNAMIC = {("importlib", "import_module"), ("importlib", "__import__"), ("importlib.util", "spec_from_file_location"),
            ("importlib.util", "module_from_spec"), ("runpy", "run_module"), ("runpy", "run_path"),
@@ -160,7 +162,7 @@ def test_every_stage_lists_its_script():
 def test_nothing_loads_code_by_name():
     """The closure above follows import statements; code loaded by a name computed at run time would escape it."""
     found = [hit for folder in (SRC, ROOT / "stages") for path in sorted(folder.rglob("*.py"))
-             for hit in dynamic_loads(path)]
+             if BENCH not in path.parents for hit in dynamic_loads(path)]
     assert not found, f"dynamic imports the deps check cannot follow: {found}"
 
 
@@ -190,7 +192,17 @@ def test_the_closure_follows_relative_lazy_and_package_imports():
     found = {str(p.relative_to(ROOT)) for p in closure(ROOT / "stages" / "shapes" / "train.py")}
     assert {"stages/shapes/train.py", "src/frozenbridge/__init__.py", "src/frozenbridge/shapes/training/run.py",
             "src/frozenbridge/core/backbones/__init__.py", "src/frozenbridge/core/backbones/language.py"} <= found
-    assert not any("/tools/" in f or "/report/" in f for f in found)  # no stage imports the tools or the report
+    assert not any("/tools/" in f or "/report/" in f or "/bench/" in f for f in found)  # nor tools, report, bench
+
+
+def test_no_stage_imports_or_lists_the_benchmarks():
+    """frozenbridge.bench loads a benchmark by its name, which the closure cannot follow: so no stage may reach it.
+    A change to a benchmark reruns no stage."""
+    assert BENCH.is_dir() and dynamic_loads(BENCH / "__main__.py")  # the exception the scan above makes
+    for name, (script, deps) in stage_deps().items():
+        listed = [ROOT / d for d in deps if "${" not in d]
+        assert not [d for d in listed if d == BENCH or d in BENCH.parents or BENCH in d.parents], name
+        assert not [p for p in closure(script) if BENCH in p.parents], name
 
 
 def test_report_code_is_in_no_stage_deps():

@@ -32,7 +32,7 @@ from frozenbridge.core.precision import bf16_choice, describe
 from frozenbridge.shapes.params import load_params
 from frozenbridge.shapes.training.run import new_connector, run_seeds, study_steps
 from frozenbridge.shapes.training.split_data import caption_batches, load_split
-from frozenbridge.tools.bench_parts import caption_items, train_step
+from frozenbridge.bench.parts import caption_items, train_step
 
 
 def stage1_batches(params, data: Path):

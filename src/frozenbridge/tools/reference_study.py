@@ -1,5 +1,5 @@
 """The reference study's training schedule (../shared/reference/shapes-vlm-study.txt, its main demo) and what it
-comes to from a machine's measured step times: the arithmetic behind `python -m frozenbridge.tools.bench_reference`'s
+comes to from a machine's measured step times: the arithmetic behind `python -m frozenbridge.bench reference`'s
 derived study time."""
 
 from __future__ import annotations

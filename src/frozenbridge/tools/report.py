@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from frozenbridge.bench.rows import side
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.digits.report import tables as digits
@@ -94,24 +95,31 @@ def command_one_time(saved: dict, replicates: int) -> list[str]:
     return ["", line]
 
 
+def command(m: dict, name: str) -> str:
+    """The command that remakes a saved benchmark: its machine record's tool, else `python -m frozenbridge.bench
+    <name>` (the steps benchmark's record names none)."""
+    return m.get("tool", f"python -m frozenbridge.bench {name}")
+
+
 def bench_table(saved: dict, only: list[dict] | None = None) -> list[str]:
+    """A benchmark's rows (bench/rows.py's one format) under the command and machine that made them."""
     m = saved["machine"]
-    tool, detail = (m["tool"], m["mode"]) if "tool" in m else \
-        ("python -m frozenbridge.tools.bench", f"{m['mode']} mode")
-    rows = [f"Benchmark (`{tool}`, {detail}, {m['device']}, torch {m['torch']}, {m['date']}):", "",
+    detail = m["mode"] if "tool" in m else f"{m['mode']} mode"  # a record without a tool: the steps benchmark
+    rows = [f"Benchmark (`{command(m, 'steps')}`, {detail}, {m['device']}{_cpu(m)}, torch {m['torch']}, "
+            f"{m['date']}):", "",
             "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
     for r in saved["rows"] if only is None else only:
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}×"
-        rows.append(f"| {r['measure']} | {r['a']} {r['a_value']:.4g} | {r['b']} {r['b_value']:.4g} | {ratio} |")
+        rows.append(f"| {r['measure']} | {side(r['a'], r['a_value'])} | {side(r['b'], r['b_value'])} | {ratio} |")
     return rows
 
 
 def gpu_table(saved: dict) -> list[str]:
-    """The rows of `python -m frozenbridge.tools.bench_gpu` (one value each)."""
+    """The rows of `python -m frozenbridge.bench gpu`: lone values (bench/rows.py's value_row, `a` its unit)."""
     m = saved["machine"]
-    rows = [f"GPU figures (`python -m frozenbridge.tools.bench_gpu`, {m['device']}, {m['models']}, torch {m['torch']}, "
-            f"{m['date']}):", "", "| measure | value |", "|---|---:|"]
-    rows += [f"| {r['measure']} | {r['value']:.4g} {r['unit']} |" for r in saved["rows"]]
+    rows = [f"GPU figures (`{command(m, 'gpu')}`, {m['device']}, {m['models']}, torch {m['torch']}, {m['date']}):",
+            "", "| measure | value |", "|---|---:|"]
+    rows += [f"| {r['measure']} | {r['a_value']:.4g} {r['a']} |" for r in saved["rows"]]
     return rows
 
 
@@ -120,17 +128,30 @@ SPEED_ROWS = ("question step", "train step, batch 16, 49 image tokens: matmul", 
               "train step, batch 16, compiled layers: matmul")
 
 
+FLOOR_BENCH = "floor-cpu-2core.json"  # each step against its matrix products alone (python -m frozenbridge.bench floor)
+
+
 def speed_table(root: Path) -> list[str]:
     """The README's speed rows: the training step's levers from bench/cpu-2core.json, each a ratio measured in one
-    run (the operator breakdown and the rest stay in the results page)."""
+    run, and the MLP's steps against their floor from bench/floor-cpu-2core.json (the operator breakdown and the
+    rest stay in the results page)."""
+    lines = []
     saved = read_json_if_present(root / "bench" / SPEED_BENCH)
-    if saved is None:
-        return []
-    rows = [r for r in saved["rows"] if r["measure"].startswith(SPEED_ROWS)]
-    m = saved["machine"]
-    return ["", f"Where a training step's time goes (`python -m frozenbridge.tools.bench`, {m['device']}, "
-            f"{m['date']}; every row of it in [docs/results.md](docs/results.md#benchmarks)):", "",
-            "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(saved, rows)[4:]]
+    if saved is not None:
+        rows = [r for r in saved["rows"] if r["measure"].startswith(SPEED_ROWS)]
+        m = saved["machine"]
+        lines += ["", f"Where a training step's time goes (`{command(m, 'steps')}`, {m['device']}, "
+                  f"{m['date']}; every row of it in [docs/results.md](docs/results.md#benchmarks)):", "",
+                  "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(saved, rows)[4:]]
+    floor = read_json_if_present(root / "bench" / FLOOR_BENCH)
+    if floor is not None:
+        rows = [r for r in floor["rows"] if r["measure"].endswith("step / floor") and ", MLP," in r["measure"]]
+        m = floor["machine"]
+        lines += ["", f"Each step against its floor, the same step's matrix products alone (`{command(m, 'floor')}`, "
+                  f"{m['device']}{_cpu(m)}, {m['date']}; every step and its operators in "
+                  "[docs/results.md](docs/results.md#benchmarks)):", "",
+                  "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(floor, rows)[4:]]
+    return lines
 
 
 def render_results(root: Path) -> str:

@@ -66,7 +66,7 @@ def benchmark_step(reps: int = 5) -> float:
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.frozen import frozen_language
     from frozenbridge.core.measure import timed
-    from frozenbridge.tools.bench_parts import caption_items, train_step
+    from frozenbridge.bench.parts import caption_items, train_step
 
     device = pick_device("auto")
     lm, bf16 = frozen_language("smollm2-135m", device)

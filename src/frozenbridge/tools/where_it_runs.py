@@ -1,6 +1,6 @@
 """The README's and results page's "where it runs" table: the default training's forecast in bf16 and fp32
-(`python -m frozenbridge.tools.forecast`), the reference's sizes tried here (`python -m
-frozenbridge.tools.bench_reference`) and the quick look (`frozenbridge quick-look`, its quick/scores.json copied to
+(`python -m frozenbridge.tools.forecast`), the reference's sizes tried here (`python -m frozenbridge.bench
+reference`) and the quick look (`frozenbridge quick-look`, its quick/scores.json copied to
 bench/quick-look.json), from the JSON those commands wrote."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def _reference_row(saved: dict) -> str:
     step = saved["runs"]["stage1"]["median_step_s"]
     ref = study["reference_step_s"]["stage1"]
     return (f"| the reference's sizes: random SigLIP-B/16 + Qwen2.5-0.5B-sized, a stage-1 step "
-            f"(`tools.bench_reference`) | {step:.2f} s (the reference's Mac: {ref:g} s; {step / ref:.2f}×) | the "
+            f"(`bench reference`) | {step:.2f} s (the reference's Mac: {ref:g} s; {step / ref:.2f}×) | the "
             f"full reference study's training about {duration(study['seconds'])} (with the reference's own step "
             f"times: {duration(study['reference_seconds'])}); peak memory {memory['peak_rss_mb'] / 1024:.1f} GB |")
 

@@ -232,7 +232,7 @@ def image_cost_table(cost: dict, bench: dict | None) -> list[str]:
                     f"{r['merged']} | {_mib(r['merged_kv_bytes'])} |")
     tokens = [r for r in (bench or {}).get("rows", []) if r["measure"].endswith("image tokens, batch 16")]
     if tokens:
-        rows += ["", f"Training step by image tokens (`python -m frozenbridge.tools.bench`, "
+        rows += ["", f"Training step by image tokens (`python -m frozenbridge.bench steps`, "
                      f"{bench['machine']['device']}):",
                  "", "| image tokens | step, s | saved for backward, MB |", "|---:|---:|---:|"]
         rows += [f"| {r['measure'].split()[0]} | {r['a_value']:.2f} | {r['b_value']:.0f} |" for r in tokens]

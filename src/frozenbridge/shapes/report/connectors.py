@@ -107,7 +107,7 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     facts, mlp = found[setting][0], found["mlp"][0]
     row = bench_row(bench, setting, "question step")
     step = (f"a training question step is {step_flops(bench, setting)} GFLOP (the MLP's {step_flops(bench, 'mlp')}) "
-            f"and took {1 / row['ratio']:.2f}× the MLP's time (bench_designs)") if row else \
+            f"and took {1 / row['ratio']:.2f}× the MLP's time (the designs benchmark)") if row else \
         "its step is not benchmarked yet"
     minutes = "" if facts.get("minutes") is None else \
         f", and its comparison took {facts['minutes']:.0f} minutes{_steps(facts, ' (the benchmark step ', ')')}"

@@ -1,7 +1,9 @@
-"""The default run's time levers, each measured against what the run did before it, in one run on this machine.
+"""Compiled decoder layers with an empty and a warm inductor cache, and a stage's start-up, against eager.
 
-    python -m frozenbridge.tools.bench_levers               # bench/levers-cpu-2core.json (needs shapes_encode's output)
-    python -m frozenbridge.tools.bench_levers --steps 20    # shorter
+    python -m frozenbridge.bench startup               # bench/levers-cpu-2core.json (needs shapes_encode's output)
+    python -m frozenbridge.bench startup --steps 20    # shorter
+
+The default run's time levers, each measured against what the run did before it, in one run on this machine.
 
 Every measurement runs in a process of its own, as a stage does (a fresh Python, the embedded backbones loaded, the
 shapes study's cached training features read), on the qa recipe's first `--steps` question steps:
@@ -11,22 +13,24 @@ shapes study's cached training features read), on the qa recipe's first `--steps
   cache), and the process from start to last step.
 - a stage's start-up: the seconds before its first step, split into Python with its imports, the frozen language
   model loaded and cast, and the features read; beside them a step, to say how many steps a start-up costs.
-Rows are written in the benchmark's format; `python -m frozenbridge.tools.report` puts them in the results page.
+Rows are written in the one row format (bench/rows.py); `python -m frozenbridge.tools.report` puts them in the results
+page.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from frozenbridge.bench.processes import last_error, process_bench_args, run_child
+from frozenbridge.bench.rows import machine_info, row, save_rows  # these two import the standard library alone
+
 T0 = time.perf_counter()  # before any import below: the child's start-up is measured from here
 
+NAME = "startup"
 DEFAULT_OUT = Path("bench/levers-cpu-2core.json")
 
 
@@ -65,15 +69,12 @@ def child(mode: str, steps: int) -> dict:
     size = params.shapes.train.batch_size
     return {"batch": f"{pictures_per_batch(data, size)} pictures with about {size} questions",
             "imports": imported - T0, "model": loaded - imported, "features": read - loaded, "times": times,
-            "process": time.perf_counter() - T0}
+            "process": time.perf_counter() - T0, "device": str(device)}
 
 
 def measure(mode: str, steps: int, cache: Path) -> dict:
-    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache)}
     wall = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "frozenbridge.tools.bench_levers", "--child", mode, "--steps",
-                          str(steps)], env=env, check=True, capture_output=True, text=True).stdout
-    result = json.loads(out.strip().splitlines()[-1])
+    result = run_child(NAME, mode, steps, env={"TORCHINDUCTOR_CACHE_DIR": str(cache)})
     result["wall"] = time.perf_counter() - wall  # the interpreter's own start included
     return result
 
@@ -82,9 +83,6 @@ def rows_from(eager: dict, cold: dict, warm: dict) -> list[dict]:
     def step(r: dict) -> float:
         return statistics.median(r["times"][2:])
 
-    def row(measure, a_label, a, b_label, b, ratio=True):
-        return {"measure": measure, "a": a_label, "a_value": a, "b": b_label, "b_value": b,
-                "ratio": b / a if ratio else None}
     n = len(eager["times"])
     start_up = eager["imports"] + eager["model"] + eager["features"]
     return [
@@ -106,22 +104,18 @@ def rows_from(eager: dict, cold: dict, warm: dict) -> list[dict]:
     ]
 
 
-def main() -> None:
-    from frozenbridge.tools.bench import process_bench_args, save_rows
+def main(argv: list[str] | None = None) -> None:
+    args = process_bench_args(NAME, __doc__, 40, "question steps each process trains", DEFAULT_OUT,
+                              ["eager", "compiled"], child, argv)
+    import torch
 
-    args = process_bench_args("frozenbridge.tools.bench_levers", __doc__, 40, "question steps each process trains",
-                              DEFAULT_OUT, ["eager", "compiled"], child)
     with tempfile.TemporaryDirectory(prefix="inductor-") as cache:
         try:
             eager = measure("eager", args.steps, Path(cache))
             cold = measure("compiled", args.steps, Path(cache))
             warm = measure("compiled", args.steps, Path(cache))
         except subprocess.CalledProcessError as err:
-            last = (err.stderr or "").strip().splitlines()[-1:] or ["no message"]
-            raise SystemExit(f"a measurement process ({' '.join(err.cmd[3:])}) failed: {last[0]}") from None
-    save_rows(args.out, rows_from(eager, cold, warm), "frozenbridge.tools.bench_levers",
-              f"{args.steps} question steps a process")
-
-
-if __name__ == "__main__":
-    main()
+            raise SystemExit(f"a measurement process ({' '.join(err.cmd[4:])}) failed: {last_error(err)}") from None
+    info = machine_info(torch.device(eager["device"]), f"{args.steps} question steps a process",
+                        f"python -m frozenbridge.bench {NAME}")
+    save_rows(args.out, rows_from(eager, cold, warm), info)

@@ -1,7 +1,7 @@
 """Each connector design's training step and its FLOPs, measured against the MLP's in one run on this machine.
 
-    python -m frozenbridge.tools.bench_designs             # bench/designs-cpu-2core.json (needs shapes_encode's output)
-    python -m frozenbridge.tools.bench_designs --steps 10  # shorter
+    python -m frozenbridge.bench designs             # bench/designs-cpu-2core.json (needs shapes_encode's output)
+    python -m frozenbridge.bench designs --steps 10  # shorter
 
 Every design of tools.connectors' settings, and the MLP, runs in a process of its own, as a stage does: the embedded
 backbones, the shapes study's cached training features, `--steps` caption steps (stage 1's batches) and `--steps`
@@ -15,12 +15,17 @@ step's cost does not depend on where the centroids lie.
 from __future__ import annotations
 
 import dataclasses
-import json
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
+from frozenbridge.bench.processes import last_error, process_bench_args, run_child
+from frozenbridge.bench.rows import machine_info, row, save_rows
+
+NAME = "designs"
 DEFAULT_OUT = Path("bench/designs-cpu-2core.json")
 MLP = "mlp"
 
@@ -29,7 +34,6 @@ def child(setting: str, steps: int) -> dict:
     """One measurement process: `steps` caption steps, then `steps` question steps, timed; one of each counted."""
     import time
 
-    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     from frozenbridge.bridge.connector import merge_patches
@@ -59,7 +63,7 @@ def child(setting: str, steps: int) -> dict:
                               centroids=centroids).to(device)
     vlm = VLM(lm, connector, device, bf16)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=params.shapes.train.lr)
-    out = {"params": connector.n_params, "image_tokens": connector.n_out}
+    out = {"params": connector.n_params, "image_tokens": connector.n_out, "device": str(device)}
     for phase_name, phase in (("caption", STAGE1_PHASE), ("question", RECIPES["caption_qa"].phases[-1])):
         batches = batches_for(phase, data, seeds, params)
         with FlopCounterMode(display=False) as counter:
@@ -73,42 +77,30 @@ def child(setting: str, steps: int) -> dict:
     return out
 
 
-def measure(setting: str, steps: int) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "frozenbridge.tools.bench_designs", "--child", setting, "--steps",
-                           str(steps)], check=True, capture_output=True, text=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def rows_from(results: dict[str, dict]) -> list[dict]:
     mlp = results[MLP]
     rows = []
     for setting, r in results.items():
         label = f"{setting} ({r['params']:,} parameters, {r['image_tokens']} image tokens)"
         for phase in ("caption", "question"):
-            rows.append({"measure": f"{label}: {phase} step", "a": "s", "a_value": r[phase]["step"],
-                         "b": "mlp s", "b_value": mlp[phase]["step"], "ratio": mlp[phase]["step"] / r[phase]["step"]})
-        rows.append({"measure": f"{label}: question step FLOPs", "a": "GFLOP", "a_value": r["question"]["flops"] / 1e9,
-                     "b": "mlp GFLOP", "b_value": mlp["question"]["flops"] / 1e9,
-                     "ratio": mlp["question"]["flops"] / r["question"]["flops"]})
+            rows.append(row(f"{label}: {phase} step", "s", r[phase]["step"], "mlp s", mlp[phase]["step"]))
+        rows.append(row(f"{label}: question step FLOPs", "GFLOP", r["question"]["flops"] / 1e9, "mlp GFLOP",
+                        mlp["question"]["flops"] / 1e9))
     return rows
 
 
-def main() -> None:
-    from frozenbridge.tools.bench import process_bench_args, save_rows
+def main(argv: list[str] | None = None) -> None:
     from frozenbridge.tools.connectors import SETTINGS
 
-    args = process_bench_args("frozenbridge.tools.bench_designs", __doc__, 20, "steps of each phase a process trains",
-                              DEFAULT_OUT, [MLP, *SETTINGS], child)
+    args = process_bench_args(NAME, __doc__, 20, "steps of each phase a process trains", DEFAULT_OUT,
+                              [MLP, *SETTINGS], child, argv)
     results = {}
     for setting in (MLP, *SETTINGS):
         try:
-            results[setting] = measure(setting, args.steps)
+            results[setting] = run_child(NAME, setting, args.steps)
         except subprocess.CalledProcessError as err:
-            last = (err.stderr or "").strip().splitlines()[-1:] or ["no message"]
-            raise SystemExit(f"the {setting} measurement failed: {last[0]}") from None
+            raise SystemExit(f"the {setting} measurement failed: {last_error(err)}") from None
         print(f"{setting}: measured", file=sys.stderr)
-    save_rows(args.out, rows_from(results), "frozenbridge.tools.bench_designs", f"{args.steps} steps a phase, eager")
-
-
-if __name__ == "__main__":
-    main()
+    info = machine_info(torch.device(results[MLP]["device"]), f"{args.steps} steps a phase, eager",
+                        f"python -m frozenbridge.bench {NAME}")
+    save_rows(args.out, rows_from(results), info)

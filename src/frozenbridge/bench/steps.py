@@ -1,7 +1,7 @@
 """Where the time goes: side-by-side measurements on this machine, printed as a table of ratios.
 
-    python -m frozenbridge.tools.bench            # full run with the embedded backbones
-    python -m frozenbridge.tools.bench --quick    # the same table with smaller batches and fewer repeats
+    python -m frozenbridge.bench steps            # full run with the embedded backbones
+    python -m frozenbridge.bench steps --quick    # the same table with smaller batches and fewer repeats
 
 Rows: cached vs recompute generation (20 new tokens, batch 32); target-only vs full-vocabulary logits; bf16
 vs fp32 training step, and bf16 weights cast once vs autocast alone; the step's matmul throughput (FLOPs counted
@@ -17,23 +17,21 @@ compiled layers; and, from the profiler, where a packed question step's time goe
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from dataclasses import dataclass
 
 import torch
 
+from frozenbridge.bench.parts import (caption_items, frozen_copy, generation, operator_breakdown, pictures,
+                                      question_rows, siglip_b16, train_step)
+from frozenbridge.bench.rows import machine_info, row, save_rows
 from frozenbridge.bridge.connector import Connector
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import unpack
 from frozenbridge.core.backbones import load_language, load_vision
 from frozenbridge.core.device import pick_device
-from frozenbridge.core.measure import PeakMemory, machine, matmul_peak, mem_label, step_flops, timed
+from frozenbridge.core.measure import PeakMemory, matmul_peak, mem_label, step_flops, timed
 from frozenbridge.core.precision import compile_layers, prepare_frozen, use_bf16
-from frozenbridge.tools.bench_parts import (caption_items, frozen_copy, generation, operator_breakdown, pictures,
-                                          question_rows, siglip_b16, train_step)
-
 
 
 @dataclass
@@ -66,10 +64,8 @@ def run(args) -> list[dict]:
     shape = encoder.output_shape
     rows: list[dict] = []
 
-    def row(name, a_label, a, b_label, b, ratio=True):
-        """A side-by-side pair; `ratio` is b / a (how many times slower b is), None for a sweep point."""
-        rows.append({"measure": name, "a": a_label, "a_value": a, "b": b_label, "b_value": b,
-                     "ratio": (b / a if a else float("nan")) if ratio else None})
+    def add(*args, **kwargs) -> None:
+        rows.append(row(*args, **kwargs))
 
     pics = pictures(max(sizes.gen_batch, sizes.batch, max(sizes.batches)))
     feats = encoder.encode(pics)
@@ -79,12 +75,12 @@ def run(args) -> list[dict]:
     # 1. generation: one prefill + cached steps vs re-running the sequence for every token
     n = sizes.new_tokens
     cached, recompute = generation(vlm, feats, sizes.gen_batch, n)
-    row(f"generation, {n} new tokens, batch {sizes.gen_batch}", "KV cache", timed(cached, sizes.reps),
+    add(f"generation, {n} new tokens, batch {sizes.gen_batch}", "KV cache", timed(cached, sizes.reps),
         "recompute", timed(recompute, sizes.reps))
 
     # 2. logits only at target positions vs the whole vocabulary at every position
     batch_items = caption_items(sizes.batch)
-    row(f"train step, batch {sizes.batch}: logits",
+    add(f"train step, batch {sizes.batch}: logits",
         "targets only", timed(train_step(vlm, feats, batch_items), sizes.reps),
         "every position", timed(train_step(vlm, feats, batch_items, full_logits=True), sizes.reps))
 
@@ -93,9 +89,9 @@ def run(args) -> list[dict]:
     fp32 = VLM(lm32, connector, device, bf16=False)
     autocast_only = VLM(lm32, connector, device, bf16=True)
     bf_seconds = timed(train_step(bf, feats, batch_items), sizes.reps)
-    row(f"train step, batch {sizes.batch}: precision", "bf16", bf_seconds,
+    add(f"train step, batch {sizes.batch}: precision", "bf16", bf_seconds,
         "fp32", timed(train_step(fp32, feats, batch_items), sizes.reps))
-    row(f"train step, batch {sizes.batch}: bf16 weights", "cast once", bf_seconds,
+    add(f"train step, batch {sizes.batch}: bf16 weights", "cast once", bf_seconds,
         "autocast only", timed(train_step(autocast_only, feats, batch_items), sizes.reps))
 
     # 3b. how close the step comes to this machine's own matmul throughput (FLOPs counted from the shapes)
@@ -105,11 +101,9 @@ def run(args) -> list[dict]:
 
     def throughput(measure: str, step_seconds: float, step_flops_: int = flops) -> None:
         """The step's matmul FLOPs over its time, as a fraction of the machine's own matmul throughput."""
-        rows.append({"measure": f"{measure}: matmul throughput, GFLOP/s",
-                     "a": f"{'bf16' if bf16 else 'fp32'} matmul peak", "a_value": peak / 1e9,
-                     "b": f"step ({step_flops_ / 1e9:.0f} GFLOP in {step_seconds:.3g} s)",
-                     "b_value": step_flops_ / step_seconds / 1e9, "ratio": step_flops_ / step_seconds / peak,
-                     "fraction": True})
+        add(f"{measure}: matmul throughput, GFLOP/s", f"{'bf16' if bf16 else 'fp32'} matmul peak", peak / 1e9,
+            f"step ({step_flops_ / 1e9:.0f} GFLOP in {step_seconds:.3g} s)", step_flops_ / step_seconds / 1e9,
+            ratio=step_flops_ / step_seconds / peak, fraction=True)
     throughput(f"train step, batch {sizes.batch}, 49 image tokens", seconds)
 
     # 3c. an attempt at the rest of the step (norms, activations, casts): each decoder layer compiled by inductor
@@ -121,31 +115,31 @@ def run(args) -> list[dict]:
         step()  # compiles
         first = time.perf_counter() - start
         compiled_seconds = timed(step, sizes.reps)
-        row(f"train step, batch {sizes.batch}: torch.compile each decoder layer", "compiled", compiled_seconds,
+        add(f"train step, batch {sizes.batch}: torch.compile each decoder layer", "compiled", compiled_seconds,
             "eager", seconds)
         throughput(f"train step, batch {sizes.batch}, compiled layers", compiled_seconds)
-        row(f"torch.compile each decoder layer ({layers}): first step", "s (compiling)", first,
+        add(f"torch.compile each decoder layer ({layers}): first step", "s (compiling)", first,
             "s it saves a step (pays back after first / saved steps)", seconds - compiled_seconds, ratio=False)
 
     # 3d. question steps: whole pictures with their questions packed (the picture's tokens once) vs each question in
     # its own sequence
     rows_q = question_rows(sizes.question_pictures, sizes.questions)
     packed_seconds = timed(train_step(vlm, feats, rows_q), sizes.reps)
-    row(f"question step, {sizes.questions} questions on {sizes.question_pictures} pictures",
+    add(f"question step, {sizes.questions} questions on {sizes.question_pictures} pictures",
         "packed by picture", packed_seconds, "each in its own sequence",
         timed(train_step(vlm, feats, unpack(rows_q)), sizes.reps))
     shape3 = Connector(shape, lm.width, merge=3).to(device)
     merge3 = VLM(lm, shape3, device, bf16)
-    row(f"question step, packed: {shape3.n_out} image tokens (3x3 merge)", f"{shape3.n_out} tokens",
+    add(f"question step, packed: {shape3.n_out} image tokens (3x3 merge)", f"{shape3.n_out} tokens",
         timed(train_step(merge3, feats, rows_q), sizes.reps), f"{connector.n_out} (2x2)", packed_seconds)
     throughput("question step, packed", packed_seconds, step_flops(train_step(vlm, feats, rows_q)))
     if not args.quick:
         compiled_packed = timed(train_step(fused, feats, rows_q), sizes.reps + 1)
-        row("question step, packed: torch.compile each decoder layer", "compiled", compiled_packed, "eager",
+        add("question step, packed: torch.compile each decoder layer", "compiled", compiled_packed, "eager",
             packed_seconds)
     for name, share in operator_breakdown(train_step(vlm, feats, rows_q)):
-        rows.append({"measure": f"  packed question step, self CPU: {name[:36]}", "a": "of the step", "a_value": share,
-                     "b": "s", "b_value": share * packed_seconds, "ratio": share, "fraction": True})
+        add(f"  packed question step, self CPU: {name[:36]}", "of the step", share, "s", share * packed_seconds,
+            ratio=share, fraction=True)
 
     # 4. cached features vs encoding the pictures inside every step
     for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):
@@ -157,7 +151,7 @@ def run(args) -> list[dict]:
         def encode_then_step(enc=enc, step=step):
             enc.encode(pics[: sizes.batch])
             step()
-        row(f"train step, batch {sizes.batch}: {label}", "cached features", timed(step, sizes.reps),
+        add(f"train step, batch {sizes.batch}: {label}", "cached features", timed(step, sizes.reps),
             "encode in the step", timed(encode_then_step, sizes.reps))
 
     # 5. image tokens and batch size: step time and peak memory
@@ -169,73 +163,24 @@ def run(args) -> list[dict]:
         seconds = timed(step, sizes.reps)
         with PeakMemory(device, lm.model) as mem:
             step()
-        row(f"{tokens} image tokens, batch {sizes.batch}", "step s", seconds, mem_label(device), mem.mb, ratio=False)
+        add(f"{tokens} image tokens, batch {sizes.batch}", "step s", seconds, mem_label(device), mem.mb, ratio=False)
     for b in sizes.batches:
         step = train_step(vlm, feats, caption_items(b))
         seconds = timed(step, sizes.reps)
         with PeakMemory(device, lm.model) as mem:
             step()
-        row(f"batch {b}, 49 image tokens", "step s", seconds, mem_label(device), mem.mb, ratio=False)
+        add(f"batch {b}, 49 image tokens", "step s", seconds, mem_label(device), mem.mb, ratio=False)
 
     # 6. encode throughput of the embedded encoder
     batch = pics[: sizes.gen_batch]
     seconds = timed(lambda: encoder.encode(batch), sizes.reps)
-    row(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
+    add(f"encode, batch {len(batch)}", "pictures/s", len(batch) / seconds, "s a picture", seconds / len(batch),
         ratio=False)
     return rows
 
 
-def format_table(rows: list[dict]) -> str:
-    lines = [f"{'measure':<48} {'a':>26} {'b':>26} {'b / a':>8}", "-" * 111]
-    for r in rows:
-        a = f"{r['a']} {r['a_value']:.4g}"
-        b = f"{r['b']} {r['b_value']:.4g}"
-        ratio = "—" if r["ratio"] is None else f"{r['ratio']:.0%}" if r.get("fraction") else f"{r['ratio']:.2f}x"
-        lines.append(f"{r['measure']:<48} {a:>26} {b:>26} {ratio:>8}")
-    return "\n".join(lines)
-
-
-def save_rows(out, rows: list[dict], tool: str, mode: str) -> None:
-    """Write a benchmark's rows with this machine's description to `out` (JSON, the report's format), print their
-    table and where they went."""
-    from pathlib import Path
-
-    info = {**machine(torch.device("cpu"), quick=False), "tool": f"python -m {tool}", "mode": mode}
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(json.dumps({"machine": info, "rows": rows}, indent=2) + "\n")
-    print(format_table(rows))
-    print(f"wrote {out}")
-
-
-def process_bench_args(tool: str, doc: str, steps: int, steps_help: str, out, children: list[str], child):
-    """The command line of a benchmark that measures each side in a process of its own (bench_levers,
-    bench_designs): --steps, --out and the hidden --child. A measurement process (--child NAME) prints
-    `child(NAME, steps)` as JSON and exits; the parent gets its arguments back once the cached features it reads are
-    there."""
-    from pathlib import Path
-
-    ap = argparse.ArgumentParser(prog=f"python -m {tool}", description=doc,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=steps, help=f"{steps_help} (default {steps})")
-    ap.add_argument("--out", type=Path, default=out, help=f"where the rows go (default {out})")
-    ap.add_argument("--child", choices=children, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.steps < 4:
-        print(f"error: --steps = {args.steps}: at least 4 (the step is the median after the first two)", file=sys.stderr)
-        sys.exit(2)
-    if args.child:
-        print(json.dumps(child(args.child, args.steps)))
-        sys.exit(0)
-    from frozenbridge.shapes.paths import FEATURES
-
-    if not (FEATURES / "train.parquet").is_file():
-        print(f"error: {FEATURES / 'train.parquet'}: no such file; run `dvc repro shapes_encode` first", file=sys.stderr)
-        sys.exit(2)
-    return args
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench", description=__doc__,
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench steps", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
                     help="small sizes, one repeat: every row of the table, quickly (the tests run it)")
@@ -244,15 +189,7 @@ def main() -> None:
     ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
     ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     rows = run(args)
-    info = machine(pick_device(args.device), args.quick)
-    print(f"{info['device']}, torch {info['torch']}, {info['mode']} mode")
-    print(format_table(rows))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"machine": info, "rows": rows}, f, indent=2)
-
-
-if __name__ == "__main__":
-    main()
+    mode = "quick" if args.quick else "full"
+    save_rows(args.json, rows, machine_info(pick_device(args.device), mode, "python -m frozenbridge.bench steps"))

@@ -1,10 +1,13 @@
-"""What the benchmarks time, shared by tools.bench, bench_gpu, bench_reference, forecast and repro_timing: stand-in
-pictures, caption and packed question batches, one training step (target-only or full-vocabulary logits), greedy
-generation with and without the KV cache, and a SigLIP-B/16-sized encoder with random weights."""
+"""What the benchmarks time, shared by the benchmarks steps, gpu and reference and by tools.forecast and
+tools.repro_timing (no `main`: it measures nothing itself): stand-in pictures, caption and packed question batches,
+one training step (target-only or full-vocabulary logits), greedy generation with and without the KV cache, and a
+SigLIP-B/16-sized encoder and a Qwen2.5-0.5B-sized language model with random weights."""
 
 from __future__ import annotations
 
 import copy
+import tempfile
+from pathlib import Path
 
 import torch
 from PIL import Image
@@ -122,3 +125,34 @@ def siglip_b16(layers: int):
     enc.processor = SiglipImageProcessor(size={"height": 224, "width": 224})
     enc.probe_shape()
     return enc
+
+
+QWEN25_05B = dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+                  num_key_value_heads=2, vocab_size=151936, rope_theta=1e6, rms_norm_eps=1e-6,
+                  max_position_embeddings=32768)  # Qwen/Qwen2.5-0.5B's config.json (tied embeddings below)
+SMOLLM2_135M = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+                    num_key_value_heads=3, vocab_size=49152, rope_theta=1e5,
+                    rms_norm_eps=1e-5)  # the embedded language model's shape
+TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, vocab_size=512)
+
+
+def qwen_sized(sizes: dict, device: torch.device):
+    """A Qwen2 language model (core.backbones.language.LanguageModel) of `sizes`, QWEN25_05B, SMOLLM2_135M (a Qwen2 of
+    the embedded model's shape) or TINY, with random
+    weights and the tests' BPE tokenizer."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from frozenbridge.core.backbones.language import LanguageModel
+    from frozenbridge.testing.tiny_models import build_tokenizer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizer = build_tokenizer(Path(tmp))
+    config = Qwen2Config(**{"max_position_embeddings": 4096, **sizes}, tie_word_embeddings=True,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = Qwen2ForCausalLM(config).eval()
+    name = {id(QWEN25_05B): "random Qwen2.5-0.5B-sized", id(SMOLLM2_135M): "random SmolLM2-135M-sized"}.get(
+        id(sizes), "random tiny Qwen2")
+    return LanguageModel(name, "random", model, tokenizer)

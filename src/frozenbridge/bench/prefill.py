@@ -1,7 +1,7 @@
 """Evaluation with a picture's prefill shared by its questions, measured against the evaluation as it runs.
 
-    python -m frozenbridge.tools.bench_prefill                 # bench/prefill-cpu-2core.json (needs runs/shapes/qa/0)
-    python -m frozenbridge.tools.bench_prefill --recipe caption_qa --repeats 1
+    python -m frozenbridge.bench prefill                 # bench/prefill-cpu-2core.json (needs runs/shapes/qa/0)
+    python -m frozenbridge.bench prefill --recipe caption_qa --repeats 1
 
 The evaluation gives every (picture, question) a prefill of its own: [bos] "Image:" <image tokens> "\\nQuestion: ...
 Answer:". The picture's part is the same for each of its questions. Shared, it runs once a picture (batched over the
@@ -23,6 +23,8 @@ from itertools import groupby
 from pathlib import Path
 
 import torch
+
+from frozenbridge.bench.rows import machine_info, row, save_rows
 
 DEFAULT_OUT = Path("bench/prefill-cpu-2core.json")
 
@@ -80,7 +82,7 @@ def answer_keys(data, blank_row: int, n: int, name: str) -> list[tuple[int, str]
             for item in rows for cond in CONDITIONS if cond != "none"]
 
 
-def measure(recipe: str, replicate: int, repeats: int) -> tuple[list[dict], str]:
+def measure(recipe: str, replicate: int, repeats: int) -> tuple[list[dict], str, torch.device]:
     from frozenbridge.bridge.model import fp32_for_a_while
     from frozenbridge.bridge.saved_run import load_run
     from frozenbridge.shapes.data.vocab import TEST_SPLITS
@@ -135,32 +137,26 @@ def measure(recipe: str, replicate: int, repeats: int) -> tuple[list[dict], str]
     decision = "exactly equal: adopt" if adopt else "not exactly equal: the evaluation keeps its own prefills"
     a, b = statistics.median(times["shared"]), statistics.median(times["evaluation"])
     rows = [
-        {"measure": f"answers of both test sets ({recipe} run {replicate}, {n} with a picture): picture prefill "
-                    f"shared", "a": "shared s", "a_value": a, "b": "a prefill each s", "b_value": b, "ratio": b / a},
-        {"measure": f"answers unlike the evaluation's, {precision} ({decision})", "a": "shared prefill",
-         "a_value": unlike, "b": f"batch size {max(1, cfg.batch_size // 2)} not {cfg.batch_size}",
-         "b_value": differ(answers["evaluation"], smaller), "ratio": None},
-        {"measure": "answers unlike the evaluation's, fp32", "a": "shared prefill",
-         "a_value": differ(fp32_evaluation, fp32_shared), "b": "of", "b_value": n, "ratio": None},
+        row(f"answers of both test sets ({recipe} run {replicate}, {n} with a picture): picture prefill shared",
+            "shared s", a, "a prefill each s", b),
+        row(f"answers unlike the evaluation's, {precision} ({decision})", "shared prefill", unlike,
+            f"batch size {max(1, cfg.batch_size // 2)} not {cfg.batch_size}", differ(answers["evaluation"], smaller),
+            ratio=False),
+        row("answers unlike the evaluation's, fp32", "shared prefill", differ(fp32_evaluation, fp32_shared), "of", n,
+            ratio=False),
     ]
-    return rows, f"{recipe} run {replicate}, median of {repeats} alternated timings"
+    return rows, f"{recipe} run {replicate}, median of {repeats} alternated timings", device
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench_prefill", description=__doc__,
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench prefill", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--recipe", default="qa", help="the trained run's recipe (default qa)")
     ap.add_argument("--replicate", type=int, default=0, help="its replicate (default 0)")
     ap.add_argument("--repeats", type=int, default=3, help="timings of each side, alternated (default 3)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"where the rows go (default {DEFAULT_OUT})")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.repeats < 1:
         raise SystemExit(f"--repeats = {args.repeats}: at least 1")
-    from frozenbridge.tools.bench import save_rows
-
-    rows, mode = measure(args.recipe, args.replicate, args.repeats)
-    save_rows(args.out, rows, "frozenbridge.tools.bench_prefill", mode)
-
-
-if __name__ == "__main__":
-    main()
+    rows, mode, device = measure(args.recipe, args.replicate, args.repeats)
+    save_rows(args.out, rows, machine_info(device, mode, "python -m frozenbridge.bench prefill"))

@@ -1,8 +1,8 @@
 """The reference study's sizes for real: SigLIP-B/16 + Qwen2.5-0.5B through the shapes study's own train and evaluate.
 
-    python -m frozenbridge.tools.bench_reference --json bench/reference-cpu-2core.json   # 3 steps a run (~minutes)
-    python -m frozenbridge.tools.bench_reference --steps 5 --device cuda                  # more timed steps
-    python -m frozenbridge.tools.bench_reference --tiny                                   # same code path, toy sizes
+    python -m frozenbridge.bench reference --json bench/reference-cpu-2core.json   # 3 steps a run (~minutes)
+    python -m frozenbridge.bench reference --steps 5 --device cuda                  # more timed steps
+    python -m frozenbridge.bench reference --tiny                                   # same code path, toy sizes
 
 Not part of the pipeline. Both backbones have random weights built from the published configs
 (google/siglip-base-patch16-224's vision tower, Qwen/Qwen2.5-0.5B; the speed does not depend on the weights and
@@ -16,7 +16,8 @@ a run's step time is the median of its steps after the first (warm-up) step. Mem
 run's last step (saved for backward on CPU, the allocator's peak on CUDA) and the process's peak resident memory
 (ru_maxrss). From the step times and the reference's main demo (11 trainings: stage 1 at 49 tokens, stage 1 at 196
 tokens, QA only / Caption -> QA / Caption -> QA + LoRA x 3 seeds) it derives the training time of the full
-reference study on this machine; the formula is printed and written to the JSON.
+reference study on this machine; the formula is printed and written to the JSON. Not rows: the JSON is one record
+(its machine from bench/rows.py's machine_info), which the results page's "where it runs" table reads.
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ import torch
 from PIL import Image
 
 import frozenbridge.bridge.step as step_module
+from frozenbridge.bench.parts import QWEN25_05B, TINY, qwen_sized, siglip_b16
+from frozenbridge.bench.rows import machine_info
 from frozenbridge.bridge.saved_run import load_run
 from frozenbridge.core.device import pick_device
-from frozenbridge.core.measure import PeakMemory, machine, mem_label
+from frozenbridge.core.measure import PeakMemory, mem_label
 from frozenbridge.core.params import VisionParams
 from frozenbridge.core.precision import bf16_choice, describe, prepare_frozen
 from frozenbridge.shapes.data.draw import blank
@@ -50,11 +53,9 @@ from frozenbridge.shapes.evaluation.scoring import evaluate_split
 from frozenbridge.shapes.params import DataParams, Params, ShapesParams, Stage1Until, TrainParams
 from frozenbridge.shapes.training.run import train
 from frozenbridge.shapes.training.split_data import SplitData, pictures_per_batch
-from frozenbridge.tools.bench_parts import siglip_b16
-from frozenbridge.tools.bench_gpu import QWEN25_05B, TINY, qwen_sized
 from frozenbridge.tools.reference_study import FORMULA, FORMULA_TERMS, REFERENCE_STEP_S, derived_study
 
-log = logging.getLogger("frozenbridge.bench_reference")
+log = logging.getLogger("frozenbridge.bench.reference")
 
 SIGLIP_KEYS = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "patch_size",
                "image_size", "hidden_act", "layer_norm_eps")
@@ -194,7 +195,8 @@ def run(args) -> dict:
                         "the 196-token stage 1 is not measured: the 49-token step x the reference's 3.05 / 1.02"])
     t = params.shapes.train
     return {
-        "machine": {**machine(device, args.tiny), "threads": torch.get_num_threads()},
+        "machine": {**machine_info(device, "tiny" if args.tiny else "full", "python -m frozenbridge.bench reference"),
+                    "threads": torch.get_num_threads()},
         "tiny": bool(args.tiny),
         "configs": {
             **backbones,
@@ -256,8 +258,8 @@ def report(result: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.bench_reference", description=__doc__,
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench reference", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tiny", action="store_true", help="toy sizes (checks the code path anywhere, in seconds)")
     ap.add_argument("--steps", type=int, default=3, help="training steps of each run, the first untimed (default 3)")
@@ -268,7 +270,7 @@ def main() -> None:
     ap.add_argument("--device", default="auto",
                     help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
     ap.add_argument("--json", default=None, help="also write everything to this JSON file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     result = run(args)
     print(report(result))
@@ -277,7 +279,3 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(result, indent=2, default=float) + "\n")
     if not all(math.isfinite(r["median_step_s"]) for r in result["runs"].values()):
         raise SystemExit("a step time is not finite")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,246 @@
+"""Each training step the project takes beside its floor: the same step's matrix products alone.
+
+    python -m frozenbridge.bench floor            # bench/floor-<machine>.json: every step, its floor and its operators
+    python -m frozenbridge.bench floor --quick    # small batches, one repeat (the tests run it)
+
+A step's floor is what it cannot go below on this machine: every matrix product the step runs (aten mm, addmm,
+bmm, baddbmm and fused attention, forward and backward, recorded from one real step by a dispatch mode below
+autograd), replayed alone at the same shapes, strides and dtypes on fresh random operands. The rest of the step,
+step - floor, is everything else: norms, rotary, activations, casts, the loss, the optimizer, Python. The floor is
+measured in the same process right after its step, so the ratio step / floor holds on any machine whatever its
+speed. Steps, all on the embedded backbones with stand-in pictures through the real encoder, at the run's own
+sizes (16 pictures a caption batch, 5 pictures with 16 packed questions a question batch):
+- the stage-1 caption step of the MLP connector, eager (as stage 1 runs it);
+- the packed question step of the MLP connector, eager, and with compiled decoder layers (as the question stages
+  run it on a CPU with a C++ compiler: shapes.train.compile auto);
+- a caption step and a question step of each connector design of the comparison (tools.connectors' settings), eager.
+Then, for the caption step and the compiled question step, torch.profiler's self time by operator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from frozenbridge.bench.rows import machine_info, row, save_rows, value_row
+
+aten = torch.ops.aten
+MATMUL_OPS = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default,
+              aten._scaled_dot_product_flash_attention_for_cpu.default,
+              aten._scaled_dot_product_flash_attention.default, aten._scaled_dot_product_efficient_attention.default,
+              aten._scaled_dot_product_cudnn_attention.default}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded matrix product: the op and its arguments, tensors kept as (size, stride, dtype) only."""
+
+    op: object
+    args: tuple
+    kwargs: dict
+
+
+class MatmulRecorder(TorchDispatchMode):
+    """Records every matrix product that runs under it (forward and backward alike: it sits below autograd)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls: list[Call] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in MATMUL_OPS:
+            spec = lambda x: ("tensor", tuple(x.shape), tuple(x.stride()), x.dtype, x.device) \
+                if isinstance(x, torch.Tensor) else x  # noqa: E731
+            self.calls.append(Call(func, tuple(spec(a) for a in args), {k: spec(v) for k, v in kwargs.items()}))
+        return func(*args, **kwargs)
+
+
+def record_matmuls(step) -> list[Call]:
+    """The matrix products of one call of `step`."""
+    with MatmulRecorder() as recorder:
+        step()
+    return recorder.calls
+
+
+def _fresh(spec):
+    if not (isinstance(spec, tuple) and spec and spec[0] == "tensor"):
+        return spec
+    _, size, stride, dtype, device = spec
+    t = torch.empty_strided(size, stride, dtype=dtype, device=device)
+    return t.normal_() if t.is_floating_point() else t.zero_()
+
+
+def replay(calls: list[Call]):
+    """A callable that runs the recorded products alone, each on operands of its own (random, never zeros: a product
+    of zeros can run faster than one of real data), so no product reads another's inputs from a warm cache."""
+    prepared = [(c.op, tuple(_fresh(a) for a in c.args), {k: _fresh(v) for k, v in c.kwargs.items()}) for c in calls]
+
+    def run():
+        for op, args, kwargs in prepared:
+            op(*args, **kwargs)
+    return run
+
+
+def matmul_flops(calls: list[Call]) -> float:
+    """FLOPs of the recorded mm/addmm/bmm/baddbmm products (attention kernels not counted)."""
+    total = 0.0
+    for c in calls:
+        shapes = [a[1] for a in c.args if isinstance(a, tuple) and a and a[0] == "tensor"]
+        if c.op in (aten.mm.default, aten.addmm.default):
+            (m, k), (_, n) = shapes[-2], shapes[-1]
+            total += 2 * m * k * n
+        elif c.op in (aten.bmm.default, aten.baddbmm.default):
+            (b, m, k), (_, _, n) = shapes[-2], shapes[-1]
+            total += 2 * b * m * k * n
+    return total
+
+
+@dataclass
+class Sizes:
+    captions: int
+    question_pictures: int
+    questions: int
+    reps: int
+    peak: int
+
+
+FULL = Sizes(captions=16, question_pictures=5, questions=16, reps=5, peak=2048)
+QUICK = Sizes(captions=2, question_pictures=2, questions=4, reps=1, peak=256)
+
+
+def step_of(vlm, items, feats):
+    """One optimizer step, as bridge.step.training_step takes it (zero_grad, loss, backward, AdamW)."""
+    from frozenbridge.bridge.step import training_step
+
+    optimizer = torch.optim.AdamW(vlm.connector.parameters(), lr=1e-4)
+    return lambda: training_step(vlm, items, feats, optimizer)
+
+
+def measure_against_floor(name: str, step, reps: int) -> tuple[list[dict], float]:
+    """The step and its floor, timed one after the other in this process: two rows and the step's seconds."""
+    from frozenbridge.core.measure import timed
+
+    seconds = timed(step, reps)
+    calls = record_matmuls(step)
+    floor = timed(replay(calls), reps)
+    flops = matmul_flops(calls)
+    rows = [row(f"{name}: step / floor", "floor s", floor, "step s", seconds),
+            row(f"{name}: its {len(calls)} matrix products", "GFLOP", flops / 1e9, "floor GFLOP/s", flops / floor / 1e9,
+                ratio=False)]
+    return rows, seconds
+
+
+def operator_rows(name: str, step, seconds: float, top: int = 10) -> list[dict]:
+    """torch.profiler's self CPU time of one step by operator, as shares of the step: the largest `top` operators,
+    then the rest together."""
+    from torch.profiler import ProfilerActivity, profile
+
+    step()  # warm
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    times = sorted(((e.key, e.self_cpu_time_total) for e in prof.key_averages()), key=lambda kv: -kv[1])
+    total = sum(t for _, t in times) or 1.0
+    rows = [row(f"  {name}, self time: {key[:40]}", "of the step", t / total, "s", t / total * seconds,
+                ratio=t / total, fraction=True) for key, t in times[:top]]
+    rest = sum(t for _, t in times[top:]) / total
+    rows.append(row(f"  {name}, self time: every other operator", "of the step", rest, "s", rest * seconds,
+                    ratio=rest, fraction=True))
+    return rows
+
+
+def design_vlm(lm, device, bf16, feature_shape, setting: dict, seed: int = 0):
+    """A VLM with the connector design `setting` (a tools.connectors setting; {} = the MLP) at params.yaml's knobs.
+    The codebook's centroids are random: a step's cost does not depend on where they lie."""
+    from frozenbridge.bridge.designs import design_class
+    from frozenbridge.bridge.model import VLM, decoder_layers
+    from frozenbridge.shapes.params import load_params
+
+    params = load_params("params.yaml")
+    c = dataclasses.replace(params.shapes.connector, **setting)
+    centroids = None
+    if c.design == "codebook":
+        centroids = torch.randn(c.codes, c.merge * c.merge * feature_shape[-1])
+    torch.manual_seed(seed)
+    connector = design_class(c.design).from_params(c, feature_shape, lm.width, layers=len(decoder_layers(lm.model)),
+                                                   centroids=centroids).to(device)
+    return VLM(lm, connector, device, bf16)
+
+
+def run(args) -> tuple[list[dict], dict]:
+    from frozenbridge.bench.parts import caption_items, frozen_copy, pictures, question_rows
+    from frozenbridge.core.backbones import load_vision
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.frozen import frozen_language
+    from frozenbridge.core.measure import matmul_peak
+    from frozenbridge.core.precision import compile_layers, describe
+    from frozenbridge.tools.connectors import SETTINGS
+
+    sizes = QUICK if args.quick else FULL
+    device = pick_device(args.device)
+    torch.manual_seed(0)
+    lm, bf16 = frozen_language(args.language, device, args.precision)
+    encoder = load_vision(args.vision, "patches", 10).to(device)
+    feats = encoder.encode(pictures(max(sizes.captions, sizes.question_pictures)))
+    shape = encoder.output_shape
+    captions = caption_items(sizes.captions)
+    questions = question_rows(sizes.question_pictures, sizes.questions)
+    rows: list[dict] = []
+    peak = matmul_peak(device, torch.bfloat16 if bf16 else torch.float32, sizes.peak, sizes.reps)
+    rows.append(value_row(f"{'bf16' if bf16 else 'fp32'} matmul peak ({sizes.peak}³ and its neighbours)", peak / 1e9,
+                          "GFLOP/s"))
+
+    mlp = design_vlm(lm, device, bf16, shape, {})
+    caption_name = f"caption step, MLP, {sizes.captions} pictures, eager"
+    got, caption_seconds = measure_against_floor(caption_name, step_of(mlp, captions, feats), sizes.reps)
+    rows += got
+    question_name = f"question step, MLP, {sizes.questions} questions on {sizes.question_pictures} pictures"
+    rows += measure_against_floor(f"{question_name}, eager", step_of(mlp, questions, feats), sizes.reps)[0]
+    compiled_seconds = None
+    if not args.no_compile:
+        twin = frozen_copy(lm, device, bf16)
+        compile_layers(twin.model)
+        compiled = design_vlm(twin, device, bf16, shape, {})
+        step = step_of(compiled, questions, feats)
+        step()  # compiles (or loads from inductor's cache)
+        got, compiled_seconds = measure_against_floor(f"{question_name}, compiled layers", step, sizes.reps)
+        rows += got
+    for setting, values in ({} if args.quick else SETTINGS).items():
+        vlm = design_vlm(lm, device, bf16, shape, values)
+        for phase, items in (("caption", captions), ("question", questions)):
+            rows += measure_against_floor(f"{phase} step, {setting}, eager", step_of(vlm, items, feats),
+                                          sizes.reps)[0]
+    rows += operator_rows("caption step", step_of(mlp, captions, feats), caption_seconds)
+    if compiled_seconds is not None:
+        rows += operator_rows("question step, compiled", step_of(compiled, questions, feats), compiled_seconds)
+    return rows, {"precision": describe(bf16)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench floor", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small batches, one repeat, no designs (the tests run it)")
+    ap.add_argument("--no-compile", action="store_true", help="leave out the compiled question step")
+    ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)")
+    ap.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"], help="as shapes.train.precision")
+    ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
+    ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
+    ap.add_argument("--out", default=None, help="write the rows here (JSON), e.g. bench/floor-cpu-2core.json")
+    args = ap.parse_args(argv)
+    from frozenbridge.core.device import pick_device
+
+    start = time.perf_counter()
+    rows, extra = run(args)
+    info = machine_info(pick_device(args.device), "quick" if args.quick else "full",
+                        "python -m frozenbridge.bench floor")
+    info.update(extra, seconds=round(time.perf_counter() - start, 1))
+    save_rows(args.out, rows, info)
+
+
+if __name__ == "__main__":
+    main()
