@@ -12,7 +12,7 @@ import sys
 
 def test_quick_benchmark_table_is_complete(tmp_path):
     out = tmp_path / "bench.json"
-    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "steps", "--quick", "--json", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "steps", "--quick", "--out", str(out)],
                           capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = json.loads(out.read_text())
@@ -35,13 +35,13 @@ def test_quick_benchmark_table_is_complete(tmp_path):
 def test_gpu_figures_script_runs_at_toy_sizes(tmp_path):
     """The script meant for a GPU runs its whole path anywhere with --tiny (speeds are not checked)."""
     out = tmp_path / "gpu.json"
-    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "gpu", "--tiny", "--json", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "gpu", "--tiny", "--out", str(out)],
                           capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = json.loads(out.read_text())
     rows = saved["rows"]
     measures = " | ".join(r["measure"] for r in rows)
-    for name in ("train step", "bf16", "fp32", "memory", "KV cache", "recompute", "encode"):
+    for name in ("train step", "bf16", "fp32", "memory", "KV cache", "static KV cache", "recompute", "encode"):
         assert name in measures
     # lone values in the one row format: the unit as `a`, no second side, no ratio
     assert all(r["a_value"] > 0 and math.isfinite(r["a_value"]) and r["b"] == "" and r["ratio"] is None

@@ -84,12 +84,16 @@ def _quick(name: str, tmp_path, *extra):
 
 
 def test_floor_quick_prints_step_over_floor_for_caption_and_question_steps(tmp_path):
-    proc, saved = _quick("floor", tmp_path, "--no-compile")
+    from frozenbridge.testing.tiny_models import build_qwen2
+
+    build_qwen2(tmp_path / "lm")  # a tiny language model: the rows, not the speeds, are what is checked
+    proc, saved = _quick("floor", tmp_path, "--no-compile", "--language", str(tmp_path / "lm"))
     measures = [r["measure"] for r in saved["rows"]]
-    for name in ("matmul peak", "caption step, MLP", "question step, MLP", "caption step, self time"):
+    for name in ("matmul peak", "caption step, MLP", "question step, MLP", "one-token caption step",
+                 "caption step, self time"):
         assert any(name in m for m in measures), f"missing row: {name}"
     ratios = [r for r in saved["rows"] if r["measure"].endswith("step / floor")]
-    assert len(ratios) == 2
+    assert len(ratios) == 3
     for r in ratios:
         assert r["ratio"] == pytest.approx(r["b_value"] / r["a_value"]) and r["a_value"] > 0
         assert r["measure"] in proc.stdout

@@ -13,7 +13,7 @@ import sys
 
 def test_bench_reference_tiny_end_to_end(tmp_path):
     out = tmp_path / "bench" / "reference.json"
-    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "reference", "--tiny", "--json", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "frozenbridge.bench", "reference", "--tiny", "--out", str(out)],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "OMP_NUM_THREADS": "1", "FROZENBRIDGE_DEVICE": "cpu"})
     assert proc.returncode == 0, proc.stderr[-3000:]

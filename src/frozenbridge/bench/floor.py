@@ -7,13 +7,14 @@ A step's floor is what it cannot go below on this machine: every matrix product 
 bmm, baddbmm and fused attention, forward and backward, recorded from one real step by a dispatch mode below
 autograd), replayed alone at the same shapes, strides and dtypes on fresh random operands. The rest of the step,
 step - floor, is everything else: norms, rotary, activations, casts, the loss, the optimizer, Python. The floor is
-measured in the same process right after its step, so the ratio step / floor holds on any machine whatever its
-speed. Steps, all on the embedded backbones with stand-in pictures through the real encoder, at the run's own
+timed in turns with its step in the same process (step, floor, step, floor ...), so the ratio step / floor holds on
+any machine whatever its speed, and drift moves both alike. Steps, all on the embedded backbones with stand-in pictures through the real encoder, at the run's own
 sizes (16 pictures a caption batch, 5 pictures with 16 packed questions a question batch):
 - the stage-1 caption step of the MLP connector, eager (as stage 1 runs it);
 - the packed question step of the MLP connector, eager, and with compiled decoder layers (as the question stages
   run it on a CPU with a C++ compiler: shapes.train.compile auto);
-- a caption step and a question step of each connector design of the comparison (tools.connectors' settings), eager.
+- a caption step and a question step of each connector design of the comparison (tools.connectors' settings), eager;
+- the one-token study's caption step (a pooled vector, its MLP, `onetoken.prefix_tokens` tokens after the prompt).
 Then, for the caption step and the compiled question step, torch.profiler's self time by operator.
 """
 
@@ -124,11 +125,11 @@ def step_of(vlm, items, feats):
 
 def measure_against_floor(name: str, step, reps: int) -> tuple[list[dict], float]:
     """The step and its floor, timed one after the other in this process: two rows and the step's seconds."""
-    from frozenbridge.core.measure import timed
+    from frozenbridge.bench.parts import alternate
 
-    seconds = timed(step, reps)
+    step()  # a model's first packed batch also runs its one-time packing check (bridge.model.VLM.packs): not recorded
     calls = record_matmuls(step)
-    floor = timed(replay(calls), reps)
+    seconds, floor = alternate(step, replay(calls), reps)  # in turns: a machine whose speed drifts moves both alike
     flops = matmul_flops(calls)
     rows = [row(f"{name}: step / floor", "floor s", floor, "step s", seconds),
             row(f"{name}: its {len(calls)} matrix products", "GFLOP", flops / 1e9, "floor GFLOP/s", flops / floor / 1e9,
@@ -172,6 +173,22 @@ def design_vlm(lm, device, bf16, feature_shape, setting: dict, seed: int = 0):
     return VLM(lm, connector, device, bf16)
 
 
+def one_token_step(lm, device, bf16, batch: int):
+    """The one-token study's training step at params.yaml's settings: `batch` pooled vectors (random, the embedded
+    encoder's 1,280 numbers) through its MLP to `prefix_tokens` tokens after the prompt, then a caption."""
+    from frozenbridge.bench.parts import CAPTION
+    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.model import VLM
+    from frozenbridge.bridge.sequence import Interleaved
+    from frozenbridge.onetoken.params import load_params
+
+    o = load_params("params.yaml").onetoken
+    torch.manual_seed(0)
+    connector = Connector([1280], lm.width, hidden=o.hidden, prefix_tokens=o.prefix_tokens).to(device)
+    items = [Interleaved((o.prompt, i), CAPTION) for i in range(batch)]
+    return step_of(VLM(lm, connector, device, bf16), items, torch.randn(batch, 1, 1280))  # (pictures, 1, width)
+
+
 def run(args) -> tuple[list[dict], dict]:
     from frozenbridge.bench.parts import caption_items, frozen_copy, pictures, question_rows
     from frozenbridge.core.backbones import load_vision
@@ -210,6 +227,8 @@ def run(args) -> tuple[list[dict], dict]:
         step()  # compiles (or loads from inductor's cache)
         got, compiled_seconds = measure_against_floor(f"{question_name}, compiled layers", step, sizes.reps)
         rows += got
+    rows += measure_against_floor("one-token caption step, eager", one_token_step(lm, device, bf16, sizes.captions),
+                                  sizes.reps)[0]
     for setting, values in ({} if args.quick else SETTINGS).items():
         vlm = design_vlm(lm, device, bf16, shape, values)
         for phase, items in (("caption", captions), ("question", questions)):

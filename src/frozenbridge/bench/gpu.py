@@ -1,8 +1,8 @@
 """GPU figures at the reference study's sizes (a SigLIP-B/16-sized encoder, a Qwen2.5-0.5B-sized language model) and
 at the embedded language model's (SmolLM2-135M-sized).
 
-    python -m frozenbridge.bench gpu --json bench/gpu-h200.json   # on a CUDA machine: bf16, batch 16, 49 image tokens
-    python -m frozenbridge.bench gpu --tiny                        # the same code path at toy sizes, on any device
+    python -m frozenbridge.bench gpu --out bench/gpu-h200.json   # on a CUDA machine: bf16, batch 16, 49 image tokens
+    python -m frozenbridge.bench gpu --tiny                       # the same code path at toy sizes, on any device
 
 The models have random weights (the speed does not depend on them, and nothing is downloaded). Measured for each
 language model: the seconds of one training step (connector + frozen LM forward/backward) eager in bf16 (and fp32 at
@@ -85,7 +85,8 @@ def run(args) -> list[dict]:
             add(f"{what}, {label}, eager", seconds, "s")
             add(f"{what}, {label}: memory", mem.mb, mem_label(device))
         vlm = VLM(lm, connector, device, bf16=True)
-        for label, mode in (("compiled", None), ("compiled, CUDA graphs", "reduce-overhead")):
+        modes = (("compiled", None), ("compiled, CUDA graphs", "reduce-overhead"))
+        for label, mode in modes if device.type == "cuda" else modes[:1]:  # CUDA graphs need CUDA
             got = attempt(f"{what}, {label}",
                           lambda mode=mode: first_and_steady(compiled_step(vlm, feats, items, mode), reps))
             if got is not None:
@@ -116,10 +117,10 @@ def main(argv: list[str] | None = None) -> None:
                          "(its figures are meant for a CUDA GPU)")
     ap.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS),
                     help="language-model sizes: reference (Qwen2.5-0.5B), smollm2 (SmolLM2-135M); default both")
-    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    ap.add_argument("--out", "--json", dest="out", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
     rows = run(args)
     info = machine_info(pick_device(args.device), "tiny" if args.tiny else "full", "python -m frozenbridge.bench gpu")
     info["models"] = "tiny" if args.tiny else "random SigLIP-B/16-sized + " + " and ".join(
         {"reference": "random Qwen2.5-0.5B-sized", "smollm2": "random SmolLM2-135M-sized"}[m] for m in args.models)
-    save_rows(args.json, rows, info)
+    save_rows(args.out, rows, info)

@@ -6,7 +6,9 @@ SigLIP-B/16-sized encoder and a Qwen2.5-0.5B-sized language model with random we
 from __future__ import annotations
 
 import copy
+import statistics
 import tempfile
+import time
 from pathlib import Path
 
 import torch
@@ -156,3 +158,18 @@ def qwen_sized(sizes: dict, device: torch.device):
     name = {id(QWEN25_05B): "random Qwen2.5-0.5B-sized", id(SMOLLM2_135M): "random SmolLM2-135M-sized"}.get(
         id(sizes), "random tiny Qwen2")
     return LanguageModel(name, "random", model, tokenizer)
+
+
+def alternate(base, lever, reps: int) -> tuple[float, float]:
+    """Median seconds of `base` and of `lever`, timed in turns after one warm call of each: a machine whose speed
+    drifts moves both alike (on CUDA each call is timed until its kernels have finished)."""
+    base(), lever()
+    a, b = [], []
+    for _ in range(reps):
+        for fn, out in ((base, a), (lever, b)):
+            start = time.perf_counter()
+            fn()
+            if torch.cuda.is_initialized():
+                torch.cuda.synchronize()
+            out.append(time.perf_counter() - start)
+    return statistics.median(a), statistics.median(b)

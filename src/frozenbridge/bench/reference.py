@@ -1,6 +1,6 @@
 """The reference study's sizes for real: SigLIP-B/16 + Qwen2.5-0.5B through the shapes study's own train and evaluate.
 
-    python -m frozenbridge.bench reference --json bench/reference-cpu-2core.json   # 3 steps a run (~minutes)
+    python -m frozenbridge.bench reference --out bench/reference-cpu-2core.json    # 3 steps a run (~minutes)
     python -m frozenbridge.bench reference --steps 5 --device cuda                  # more timed steps
     python -m frozenbridge.bench reference --tiny                                   # same code path, toy sizes
 
@@ -269,13 +269,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--test-pictures", type=int, default=8, help="held-back test_seen pictures to evaluate on")
     ap.add_argument("--device", default="auto",
                     help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
-    ap.add_argument("--json", default=None, help="also write everything to this JSON file")
+    ap.add_argument("--out", "--json", dest="out", default=None, help="also write everything to this JSON file")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     result = run(args)
     print(report(result))
-    if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(result, indent=2, default=float) + "\n")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2, default=float) + "\n")
     if not all(math.isfinite(r["median_step_s"]) for r in result["runs"].values()):
         raise SystemExit("a step time is not finite")

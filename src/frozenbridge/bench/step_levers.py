@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import statistics
 import time
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from frozenbridge.bench.parts import alternate
 from frozenbridge.bench.rows import machine_info, row, save_rows
 
 CHUNK = 64  # rows of the target cross-entropy at a time: 64 x 49,152 fp32 logits = 12.6 MB
@@ -113,18 +113,6 @@ def stepper(vlm, items, feats, loss_fn=None, optimizer=None):
         optimizer.step()
         return loss
     return step
-
-
-def alternate(base, lever, reps: int) -> tuple[float, float]:
-    """Median seconds of `base` and of `lever`, timed in turns after one warm call of each."""
-    base(), lever()
-    a, b = [], []
-    for _ in range(reps):
-        for fn, out in ((base, a), (lever, b)):
-            start = time.perf_counter()
-            fn()
-            out.append(time.perf_counter() - start)
-    return statistics.median(a), statistics.median(b)
 
 
 def numbers_moved(vlm, items, feats, loss_fn) -> tuple[float, float]:

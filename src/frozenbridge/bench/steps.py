@@ -188,8 +188,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="auto ($FROZENBRIDGE_DEVICE, else CUDA, else Apple's GPU, else CPU), cpu, cuda, cuda:N or mps")
     ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
     ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
-    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    ap.add_argument("--out", "--json", dest="out", default=None, help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
     rows = run(args)
     mode = "quick" if args.quick else "full"
-    save_rows(args.json, rows, machine_info(pick_device(args.device), mode, "python -m frozenbridge.bench steps"))
+    save_rows(args.out, rows, machine_info(pick_device(args.device), mode, "python -m frozenbridge.bench steps"))

@@ -1,0 +1,86 @@
+"""Evaluation's greedy decoding by batch size and cache, against the batch the pipeline evaluates at.
+
+    python -m frozenbridge.bench evaluation            # bench/evaluation-cpu-2core.json
+    python -m frozenbridge.bench evaluation --quick    # small sizes, one repeat
+
+Every shapes evaluation writes captions (up to shapes.evaluate.caption_tokens new tokens) and short answers (up to
+answer_tokens) for a few hundred prompts, shapes.evaluate.batch_size at a time, with transformers' dynamic KV cache.
+This times the same decoding on the embedded backbones with stand-in pictures, each batch writing exactly that many
+tokens (so a random connector's early end-of-text does not shorten it): seconds a prompt at the pipeline's batch and
+at larger ones, with the dynamic cache and with the static cache. Rows: seconds a prompt at batch B against the
+pipeline's batch (above 1: B is faster a prompt).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import torch
+
+from frozenbridge.bench.rows import machine_info, row, save_rows
+
+
+def run(args) -> list[dict]:
+    from frozenbridge.bench.floor import design_vlm
+    from frozenbridge.bench.launch_light import static_generation
+    from frozenbridge.bench.parts import generation, pictures
+    from frozenbridge.core.backbones import load_vision
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.frozen import frozen_language
+    from frozenbridge.core.measure import timed
+    from frozenbridge.shapes.params import load_params
+
+    evaluate = load_params("params.yaml").shapes.evaluate
+    base = evaluate.batch_size
+    batches = (2, 4) if args.quick else (base, 2 * base, 4 * base)
+    base = batches[0]
+    reps = 1 if args.quick else args.reps
+    device = pick_device(args.device)
+    torch.manual_seed(0)
+    lm, bf16 = frozen_language(args.language, device, "auto")
+    encoder = load_vision(args.vision, "patches", 10).to(device)
+    feats = encoder.encode(pictures(max(batches)))
+    vlm = design_vlm(lm, device, bf16, encoder.output_shape, {})
+    rows: list[dict] = []
+    for what, tokens in (("caption_tokens", 4 if args.quick else evaluate.caption_tokens),
+                         ("answer_tokens", 2 if args.quick else evaluate.answer_tokens)):
+        per_prompt = {}
+        for batch in batches:
+            cached, _ = generation(vlm, feats, batch, tokens)
+            per_prompt[batch, "dynamic"] = timed(cached, reps) / batch
+            try:
+                per_prompt[batch, "static"] = timed(static_generation(vlm, feats, batch, tokens), reps) / batch
+            except Exception as err:  # noqa: BLE001 - a row left out, said in one line
+                print(f"{tokens} new tokens, batch {batch}, static cache: not measured ({type(err).__name__})", file=sys.stderr)
+        for (batch, cache), seconds in per_prompt.items():
+            if (batch, cache) == (base, "dynamic"):
+                continue
+            rows.append(row(f"{tokens} new tokens ({what}): batch {batch}, {cache} KV cache, seconds a prompt",
+                            "s", seconds, f"batch {base}, dynamic s", per_prompt[base, "dynamic"]))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench evaluation", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small batches and few tokens, one repeat")
+    ap.add_argument("--reps", type=int, default=3, help="timed calls of each (default 3)")
+    ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)")
+    ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
+    ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
+    ap.add_argument("--out", default=None, help="write the rows here (JSON), e.g. bench/evaluation-cpu-2core.json")
+    args = ap.parse_args(argv)
+    from frozenbridge.core.device import pick_device
+
+    start = time.perf_counter()
+    rows = run(args)
+    info = machine_info(pick_device(args.device), "quick" if args.quick else f"full, {args.reps} calls each",
+                        "python -m frozenbridge.bench evaluation")
+    info["seconds"] = round(time.perf_counter() - start, 1)
+    save_rows(args.out, rows, info)
+
+
+if __name__ == "__main__":
+    main()
