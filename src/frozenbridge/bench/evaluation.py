@@ -53,7 +53,8 @@ def run(args) -> list[dict]:
             try:
                 per_prompt[batch, "static"] = timed(static_generation(vlm, feats, batch, tokens), reps) / batch
             except Exception as err:  # noqa: BLE001 - a row left out, said in one line
-                print(f"{tokens} new tokens, batch {batch}, static cache: not measured ({type(err).__name__})", file=sys.stderr)
+                print(f"{tokens} new tokens, batch {batch}, static cache: not measured ({type(err).__name__})",
+                      file=sys.stderr)
         for (batch, cache), seconds in per_prompt.items():
             if (batch, cache) == (base, "dynamic"):
                 continue

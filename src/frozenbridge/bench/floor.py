@@ -8,8 +8,9 @@ bmm, baddbmm and fused attention, forward and backward, recorded from one real s
 autograd), replayed alone at the same shapes, strides and dtypes on fresh random operands. The rest of the step,
 step - floor, is everything else: norms, rotary, activations, casts, the loss, the optimizer, Python. The floor is
 timed in turns with its step in the same process (step, floor, step, floor ...), so the ratio step / floor holds on
-any machine whatever its speed, and drift moves both alike. Steps, all on the embedded backbones with stand-in pictures through the real encoder, at the run's own
-sizes (16 pictures a caption batch, 5 pictures with 16 packed questions a question batch):
+any machine whatever its speed, and drift moves both alike. Steps, all on the embedded backbones with stand-in
+pictures through the real encoder, at the run's own sizes (16 pictures a caption batch, 5 pictures with 16 packed
+questions a question batch):
 - the stage-1 caption step of the MLP connector, eager (as stage 1 runs it);
 - the packed question step of the MLP connector, eager, and with compiled decoder layers (as the question stages
   run it on a CPU with a C++ compiler: shapes.train.compile auto);
