@@ -127,3 +127,16 @@ def test_the_levers_loss_without_a_lever_is_the_models_loss_and_target_cross_ent
     assert same[0] == base[0] and torch.equal(same[1], base[1])
     assert fused[0] == pytest.approx(base[0], rel=1e-6)
     assert torch.allclose(fused[1], base[1], rtol=1e-4, atol=1e-7) and base[1].abs().sum() > 0
+
+
+def test_a_step_given_its_products_is_timed_against_them_without_being_recorded(monkeypatch):
+    """A compiled step is timed against the products of the same step run eager: a dispatch mode through compiled
+    code leaves it eager for good, so the floor benchmark must never record it."""
+    import frozenbridge.bench.floor as floor
+
+    a, b = torch.randn(8, 8), torch.randn(8, 8)
+    calls = record_matmuls(lambda: a @ b)
+    monkeypatch.setattr(floor, "record_matmuls", lambda step: pytest.fail("the step was recorded"))
+    rows, seconds, used = floor.measure_against_floor("step", lambda: a @ b @ b, reps=1, calls=calls)
+    assert used is calls and seconds > 0 and rows[0]["measure"] == "step: step / floor"
+    assert rows[1]["a_value"] == pytest.approx(2 * 8 ** 3 / 1e9)  # one recorded product's GFLOP, not the step's two

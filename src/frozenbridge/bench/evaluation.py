@@ -13,13 +13,12 @@ pipeline's batch (above 1: B is faster a prompt).
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 
 import torch
 
-from frozenbridge.bench.rows import machine_info, row, save_rows
+from frozenbridge.bench.command_line import parser, run_and_save
+from frozenbridge.bench.rows import row
 
 
 def run(args) -> list[dict]:
@@ -64,23 +63,11 @@ def run(args) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench evaluation", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser("evaluation", __doc__, "bench/evaluation-cpu-2core.json")
     ap.add_argument("--quick", action="store_true", help="small batches and few tokens, one repeat")
     ap.add_argument("--reps", type=int, default=3, help="timed calls of each (default 3)")
-    ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)")
-    ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
-    ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
-    ap.add_argument("--out", default=None, help="write the rows here (JSON), e.g. bench/evaluation-cpu-2core.json")
     args = ap.parse_args(argv)
-    from frozenbridge.core.device import pick_device
-
-    start = time.perf_counter()
-    rows = run(args)
-    info = machine_info(pick_device(args.device), "quick" if args.quick else f"full, {args.reps} calls each",
-                        "python -m frozenbridge.bench evaluation")
-    info["seconds"] = round(time.perf_counter() - start, 1)
-    save_rows(args.out, rows, info)
+    run_and_save("evaluation", args, lambda a: (run(a), {}), "quick" if args.quick else f"full, {args.reps} calls each")
 
 
 if __name__ == "__main__":

@@ -21,15 +21,14 @@ Then, for the caption step and the compiled question step, torch.profiler's self
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import time
 from dataclasses import dataclass
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from frozenbridge.bench.rows import machine_info, row, save_rows, value_row
+from frozenbridge.bench.command_line import parser, run_and_save
+from frozenbridge.bench.rows import row, value_row
 
 aten = torch.ops.aten
 MATMUL_OPS = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default,
@@ -124,18 +123,22 @@ def step_of(vlm, items, feats):
     return lambda: training_step(vlm, items, feats, optimizer)
 
 
-def measure_against_floor(name: str, step, reps: int) -> tuple[list[dict], float]:
-    """The step and its floor, timed one after the other in this process: two rows and the step's seconds."""
+def measure_against_floor(name: str, step, reps: int, calls: list[Call] | None = None
+                          ) -> tuple[list[dict], float, list[Call]]:
+    """The step and its floor, timed in turns in this process: two rows, the step's seconds and its products.
+    `calls`: the products recorded from the same step run eager, for a compiled step (torch.compile falls back to
+    eager for good once a dispatch mode has run through it, so a compiled step is never recorded itself)."""
     from frozenbridge.bench.parts import alternate
 
-    step()  # a model's first packed batch also runs its one-time packing check (bridge.model.VLM.packs): not recorded
-    calls = record_matmuls(step)
+    if calls is None:
+        step()  # a model's first packed batch also runs its one-time packing check (VLM.packs): not recorded
+        calls = record_matmuls(step)
     seconds, floor = alternate(step, replay(calls), reps)  # in turns: a machine whose speed drifts moves both alike
     flops = matmul_flops(calls)
     rows = [row(f"{name}: step / floor", "floor s", floor, "step s", seconds),
             row(f"{name}: its {len(calls)} matrix products", "GFLOP", flops / 1e9, "floor GFLOP/s", flops / floor / 1e9,
                 ratio=False)]
-    return rows, seconds
+    return rows, seconds, calls
 
 
 def operator_rows(name: str, step, seconds: float, top: int = 10) -> list[dict]:
@@ -215,19 +218,23 @@ def run(args) -> tuple[list[dict], dict]:
 
     mlp = design_vlm(lm, device, bf16, shape, {})
     caption_name = f"caption step, MLP, {sizes.captions} pictures, eager"
-    got, caption_seconds = measure_against_floor(caption_name, step_of(mlp, captions, feats), sizes.reps)
+    got, caption_seconds, _ = measure_against_floor(caption_name, step_of(mlp, captions, feats), sizes.reps)
     rows += got
     question_name = f"question step, MLP, {sizes.questions} questions on {sizes.question_pictures} pictures"
-    rows += measure_against_floor(f"{question_name}, eager", step_of(mlp, questions, feats), sizes.reps)[0]
-    compiled_seconds = None
+    got, _, question_calls = measure_against_floor(f"{question_name}, eager", step_of(mlp, questions, feats),
+                                                   sizes.reps)
+    rows += got
+    compiled_ops = []
     if not args.no_compile:
         twin = frozen_copy(lm, device, bf16)
         compile_layers(twin.model)
         compiled = design_vlm(twin, device, bf16, shape, {})
         step = step_of(compiled, questions, feats)
         step()  # compiles (or loads from inductor's cache)
-        got, compiled_seconds = measure_against_floor(f"{question_name}, compiled layers", step, sizes.reps)
+        got, compiled_seconds, _ = measure_against_floor(f"{question_name}, compiled layers", step, sizes.reps,
+                                                         calls=question_calls)
         rows += got
+        compiled_ops = operator_rows("question step, compiled", step, compiled_seconds)
     rows += measure_against_floor("one-token caption step, eager", one_token_step(lm, device, bf16, sizes.captions),
                                   sizes.reps)[0]
     for setting, values in ({} if args.quick else SETTINGS).items():
@@ -236,30 +243,17 @@ def run(args) -> tuple[list[dict], dict]:
             rows += measure_against_floor(f"{phase} step, {setting}, eager", step_of(vlm, items, feats),
                                           sizes.reps)[0]
     rows += operator_rows("caption step", step_of(mlp, captions, feats), caption_seconds)
-    if compiled_seconds is not None:
-        rows += operator_rows("question step, compiled", step_of(compiled, questions, feats), compiled_seconds)
+    rows += compiled_ops
     return rows, {"precision": describe(bf16)}
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench floor", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser("floor", __doc__, "bench/floor-cpu-2core.json")
     ap.add_argument("--quick", action="store_true", help="small batches, one repeat, no designs (the tests run it)")
     ap.add_argument("--no-compile", action="store_true", help="leave out the compiled question step")
-    ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)")
     ap.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"], help="as shapes.train.precision")
-    ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
-    ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
-    ap.add_argument("--out", default=None, help="write the rows here (JSON), e.g. bench/floor-cpu-2core.json")
     args = ap.parse_args(argv)
-    from frozenbridge.core.device import pick_device
-
-    start = time.perf_counter()
-    rows, extra = run(args)
-    info = machine_info(pick_device(args.device), "quick" if args.quick else "full",
-                        "python -m frozenbridge.bench floor")
-    info.update(extra, seconds=round(time.perf_counter() - start, 1))
-    save_rows(args.out, rows, info)
+    run_and_save("floor", args, run, "quick" if args.quick else "full")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ size; one that changes the arithmetic moves them more). The levers, none of whic
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import time
 from dataclasses import dataclass
@@ -30,8 +29,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from frozenbridge.bench.command_line import parser, run_and_save
 from frozenbridge.bench.parts import alternate
-from frozenbridge.bench.rows import machine_info, row, save_rows
+from frozenbridge.bench.rows import row
 
 CHUNK = 64  # rows of the target cross-entropy at a time: 64 x 49,152 fp32 logits = 12.6 MB
 
@@ -241,24 +241,13 @@ def run(args) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.bench step_levers", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = parser("step_levers", __doc__, "bench/step-levers-cpu-2core.json")
     ap.add_argument("--quick", action="store_true", help="small batches, one repeat (the tests run it)")
     ap.add_argument("--reps", type=int, default=5, help="timed steps of each side (default 5)")
     ap.add_argument("--no-whole-compile", action="store_true", help="leave out the whole loss compiled (slow to build)")
-    ap.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)")
-    ap.add_argument("--vision", default="efficientnet-lite0", help="vision backbone (default: embedded)")
-    ap.add_argument("--language", default="smollm2-135m", help="language model (default: embedded)")
-    ap.add_argument("--out", default=None, help="write the rows here (JSON), e.g. bench/step-levers-cpu-2core.json")
     args = ap.parse_args(argv)
-    from frozenbridge.core.device import pick_device
-
-    start = time.perf_counter()
-    rows = run(args)
-    info = machine_info(pick_device(args.device), "quick" if args.quick else f"full, {args.reps} steps a side",
-                        "python -m frozenbridge.bench step_levers")
-    info["seconds"] = round(time.perf_counter() - start, 1)
-    save_rows(args.out, rows, info)
+    run_and_save("step_levers", args, lambda a: (run(a), {}),
+                 "quick" if args.quick else f"full, {args.reps} steps a side")
 
 
 if __name__ == "__main__":
