@@ -214,7 +214,7 @@ def run(args) -> list[dict]:
     # the optimizer step alone
     step = stepper(vlm, captions, feats)
     step()
-    params = [p for p in vlm.connector.parameters()]
+    params = list(vlm.connector.parameters())
     for name, kwargs in (("fused", {"fused": True}), ("foreach", {"foreach": True})):
         single = torch.optim.AdamW(params, lr=1e-4, foreach=False)
         other = torch.optim.AdamW(params, lr=1e-4, **kwargs)
