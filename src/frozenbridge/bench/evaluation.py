@@ -22,9 +22,8 @@ from frozenbridge.bench.rows import row
 
 
 def run(args) -> list[dict]:
-    from frozenbridge.bench.floor import design_vlm
     from frozenbridge.bench.launch_light import static_generation
-    from frozenbridge.bench.parts import generation, pictures
+    from frozenbridge.bench.parts import design_vlm, generation, pictures
     from frozenbridge.core.backbones import load_vision
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.frozen import frozen_language

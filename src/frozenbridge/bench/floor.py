@@ -21,7 +21,6 @@ Then, for the caption step and the compiled question step, torch.profiler's self
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -115,14 +114,6 @@ FULL = Sizes(captions=16, question_pictures=5, questions=16, reps=5, peak=2048)
 QUICK = Sizes(captions=2, question_pictures=2, questions=4, reps=1, peak=256)
 
 
-def step_of(vlm, items, feats):
-    """One optimizer step, as bridge.step.training_step takes it (zero_grad, loss, backward, AdamW)."""
-    from frozenbridge.bridge.step import training_step
-
-    optimizer = torch.optim.AdamW(vlm.connector.parameters(), lr=1e-4)
-    return lambda: training_step(vlm, items, feats, optimizer)
-
-
 def measure_against_floor(name: str, step, reps: int, calls: list[Call] | None = None
                           ) -> tuple[list[dict], float, list[Call]]:
     """The step and its floor, timed in turns in this process: two rows, the step's seconds and its products.
@@ -144,37 +135,15 @@ def measure_against_floor(name: str, step, reps: int, calls: list[Call] | None =
 def operator_rows(name: str, step, seconds: float, top: int = 10) -> list[dict]:
     """torch.profiler's self CPU time of one step by operator, as shares of the step: the largest `top` operators,
     then the rest together."""
-    from torch.profiler import ProfilerActivity, profile
+    from frozenbridge.bench.parts import self_times
 
-    step()  # warm
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        step()
-    times = sorted(((e.key, e.self_cpu_time_total) for e in prof.key_averages()), key=lambda kv: -kv[1])
-    total = sum(t for _, t in times) or 1.0
-    rows = [row(f"  {name}, self time: {key[:40]}", "of the step", t / total, "s", t / total * seconds,
-                ratio=t / total, fraction=True) for key, t in times[:top]]
-    rest = sum(t for _, t in times[top:]) / total
+    times = self_times(step)
+    rows = [row(f"  {name}, self time: {key[:40]}", "of the step", share, "s", share * seconds, ratio=share,
+                fraction=True) for key, share in times[:top]]
+    rest = sum(share for _, share in times[top:])
     rows.append(row(f"  {name}, self time: every other operator", "of the step", rest, "s", rest * seconds,
                     ratio=rest, fraction=True))
     return rows
-
-
-def design_vlm(lm, device, bf16, feature_shape, setting: dict, seed: int = 0):
-    """A VLM with the connector design `setting` (a tools.connectors setting; {} = the MLP) at params.yaml's knobs.
-    The codebook's centroids are random: a step's cost does not depend on where they lie."""
-    from frozenbridge.bridge.designs import design_class
-    from frozenbridge.bridge.model import VLM, decoder_layers
-    from frozenbridge.shapes.params import load_params
-
-    params = load_params("params.yaml")
-    c = dataclasses.replace(params.shapes.connector, **setting)
-    centroids = None
-    if c.design == "codebook":
-        centroids = torch.randn(c.codes, c.merge * c.merge * feature_shape[-1])
-    torch.manual_seed(seed)
-    connector = design_class(c.design).from_params(c, feature_shape, lm.width, layers=len(decoder_layers(lm.model)),
-                                                   centroids=centroids).to(device)
-    return VLM(lm, connector, device, bf16)
 
 
 def one_token_step(lm, device, bf16, batch: int):
@@ -183,6 +152,7 @@ def one_token_step(lm, device, bf16, batch: int):
     from frozenbridge.bench.parts import CAPTION
     from frozenbridge.bridge.connector import Connector
     from frozenbridge.bridge.model import VLM
+    from frozenbridge.bench.parts import stepper
     from frozenbridge.bridge.sequence import Interleaved
     from frozenbridge.onetoken.params import load_params
 
@@ -190,11 +160,11 @@ def one_token_step(lm, device, bf16, batch: int):
     torch.manual_seed(0)
     connector = Connector([1280], lm.width, hidden=o.hidden, prefix_tokens=o.prefix_tokens).to(device)
     items = [Interleaved((o.prompt, i), CAPTION) for i in range(batch)]
-    return step_of(VLM(lm, connector, device, bf16), items, torch.randn(batch, 1, 1280))  # (pictures, 1, width)
+    return stepper(VLM(lm, connector, device, bf16), items, torch.randn(batch, 1, 1280))  # (pictures, 1, width)
 
 
 def run(args) -> tuple[list[dict], dict]:
-    from frozenbridge.bench.parts import caption_items, frozen_copy, pictures, question_rows
+    from frozenbridge.bench.parts import caption_items, design_vlm, frozen_copy, pictures, question_rows, stepper
     from frozenbridge.core.backbones import load_vision
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.frozen import frozen_language
@@ -218,10 +188,10 @@ def run(args) -> tuple[list[dict], dict]:
 
     mlp = design_vlm(lm, device, bf16, shape, {})
     caption_name = f"caption step, MLP, {sizes.captions} pictures, eager"
-    got, caption_seconds, _ = measure_against_floor(caption_name, step_of(mlp, captions, feats), sizes.reps)
+    got, caption_seconds, _ = measure_against_floor(caption_name, stepper(mlp, captions, feats), sizes.reps)
     rows += got
     question_name = f"question step, MLP, {sizes.questions} questions on {sizes.question_pictures} pictures"
-    got, _, question_calls = measure_against_floor(f"{question_name}, eager", step_of(mlp, questions, feats),
+    got, _, question_calls = measure_against_floor(f"{question_name}, eager", stepper(mlp, questions, feats),
                                                    sizes.reps)
     rows += got
     compiled_ops = []
@@ -229,7 +199,7 @@ def run(args) -> tuple[list[dict], dict]:
         twin = frozen_copy(lm, device, bf16)
         compile_layers(twin.model)
         compiled = design_vlm(twin, device, bf16, shape, {})
-        step = step_of(compiled, questions, feats)
+        step = stepper(compiled, questions, feats)
         step()  # compiles (or loads from inductor's cache)
         got, compiled_seconds, _ = measure_against_floor(f"{question_name}, compiled layers", step, sizes.reps,
                                                          calls=question_calls)
@@ -240,9 +210,9 @@ def run(args) -> tuple[list[dict], dict]:
     for setting, values in ({} if args.quick else SETTINGS).items():
         vlm = design_vlm(lm, device, bf16, shape, values)
         for phase, items in (("caption", captions), ("question", questions)):
-            rows += measure_against_floor(f"{phase} step, {setting}, eager", step_of(vlm, items, feats),
+            rows += measure_against_floor(f"{phase} step, {setting}, eager", stepper(vlm, items, feats),
                                           sizes.reps)[0]
-    rows += operator_rows("caption step", step_of(mlp, captions, feats), caption_seconds)
+    rows += operator_rows("caption step", stepper(mlp, captions, feats), caption_seconds)
     rows += compiled_ops
     return rows, {"precision": describe(bf16)}
 

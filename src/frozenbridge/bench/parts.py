@@ -1,11 +1,13 @@
-"""What the benchmarks time, shared by the benchmarks steps, gpu and reference and by tools.forecast and
-tools.repro_timing (no `main`: it measures nothing itself): stand-in pictures, caption and packed question batches,
-one training step (target-only or full-vocabulary logits), greedy generation with and without the KV cache, and a
-SigLIP-B/16-sized encoder and a Qwen2.5-0.5B-sized language model with random weights."""
+"""What the benchmarks time, shared by the benchmarks and by tools.forecast and tools.repro_timing (no `main`: it
+measures nothing itself): stand-in pictures, caption and packed question batches, a connector design on a model,
+one training step (target-only or full-vocabulary logits; or a whole optimizer step), greedy generation with and
+without the KV cache, self time by operator, two calls timed in turns, and a SigLIP-B/16-sized encoder and
+Qwen2-family language models of given sizes with random weights."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import statistics
 import tempfile
 import time
@@ -49,22 +51,28 @@ def question_rows(pictures: int, questions: int) -> list[Packed]:
 MATMULS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::matmul", "aten::linear", "aten::_scaled_dot_product")
 
 
-def operator_breakdown(step, top: int = 8) -> list[tuple[str, float]]:
-    """Self CPU time by operator over one step (torch.profiler), as shares of the step: matmuls together, then the
-    `top` largest other operators, then the rest."""
+def self_times(step) -> list[tuple[str, float]]:
+    """Self CPU time by operator over one call of `step` after a warm one (torch.profiler), as shares of the call,
+    largest first."""
     from torch.profiler import ProfilerActivity, profile
 
     step()  # warm
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         step()
-    times = {e.key: e.self_cpu_time_total for e in prof.key_averages()}
-    total = sum(times.values()) or 1.0
-    matmul = sum(t for k, t in times.items() if k.startswith(MATMULS))
-    others = sorted(((k, t) for k, t in times.items() if not k.startswith(MATMULS)), key=lambda kv: -kv[1])
-    shares = [("matmuls (mm, addmm, bmm, attention)", matmul / total)]
-    shares += [(k, t / total) for k, t in others[:top]]
-    shares.append(("everything else", sum(t for _, t in others[top:]) / total))
-    return shares
+    times = sorted(((e.key, e.self_cpu_time_total) for e in prof.key_averages()), key=lambda kv: -kv[1])
+    total = sum(t for _, t in times) or 1.0
+    return [(key, t / total) for key, t in times]
+
+
+def operator_breakdown(step, top: int = 8) -> list[tuple[str, float]]:
+    """Self CPU time by operator over one step, as shares of the step: matmuls together, then the `top` largest
+    other operators, then the rest."""
+    shares = self_times(step)
+    others = [(k, s) for k, s in shares if not k.startswith(MATMULS)]
+    out = [("matmuls (mm, addmm, bmm, attention)", sum(s for k, s in shares if k.startswith(MATMULS)))]
+    out += others[:top]
+    out.append(("everything else", sum(s for _, s in others[top:])))
+    return out
 
 
 def loss_full_logits(vlm: VLM, items: list[Item], feats: torch.Tensor) -> torch.Tensor:
@@ -173,3 +181,35 @@ def alternate(base, lever, reps: int) -> tuple[float, float]:
                 torch.cuda.synchronize()
             out.append(time.perf_counter() - start)
     return statistics.median(a), statistics.median(b)
+
+
+def stepper(vlm, items, feats, loss_fn=None, optimizer=None):
+    """One training step (zero_grad, loss, backward, optimizer step) with `loss_fn(vlm, items, feats)`."""
+    optimizer = optimizer or torch.optim.AdamW(vlm.connector.parameters(), lr=1e-4)
+    loss_fn = loss_fn or (lambda v, i, f: v.loss(i, f))
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(vlm, items, feats)
+        loss.backward()
+        optimizer.step()
+        return loss
+    return step
+
+
+def design_vlm(lm, device, bf16, feature_shape, setting: dict, seed: int = 0):
+    """A VLM with the connector design `setting` (a tools.connectors setting; {} = the MLP) at params.yaml's knobs.
+    The codebook's centroids are random: a step's cost does not depend on where they lie."""
+    from frozenbridge.bridge.designs import design_class
+    from frozenbridge.bridge.model import VLM, decoder_layers
+    from frozenbridge.shapes.params import load_params
+
+    params = load_params("params.yaml")
+    c = dataclasses.replace(params.shapes.connector, **setting)
+    centroids = None
+    if c.design == "codebook":
+        centroids = torch.randn(c.codes, c.merge * c.merge * feature_shape[-1])
+    torch.manual_seed(seed)
+    connector = design_class(c.design).from_params(c, feature_shape, lm.width, layers=len(decoder_layers(lm.model)),
+                                                   centroids=centroids).to(device)
+    return VLM(lm, connector, device, bf16)

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from frozenbridge.bench.command_line import parser, run_and_save
-from frozenbridge.bench.parts import alternate
+from frozenbridge.bench.parts import alternate, stepper
 from frozenbridge.bench.rows import row
 
 CHUNK = 64  # rows of the target cross-entropy at a time: 64 x 49,152 fp32 logits = 12.6 MB
@@ -101,20 +101,6 @@ def lever_loss(vlm, items: list, feats: torch.Tensor, lever: Lever) -> torch.Ten
     return nn.functional.cross_entropy(logits.float(), labels[where])
 
 
-def stepper(vlm, items, feats, loss_fn=None, optimizer=None):
-    """One training step (zero_grad, loss, backward, optimizer step) with `loss_fn(vlm, items, feats)`."""
-    optimizer = optimizer or torch.optim.AdamW(vlm.connector.parameters(), lr=1e-4)
-    loss_fn = loss_fn or (lambda v, i, f: v.loss(i, f))
-
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(vlm, items, feats)
-        loss.backward()
-        optimizer.step()
-        return loss
-    return step
-
-
 def numbers_moved(vlm, items, feats, loss_fn) -> tuple[float, float]:
     """(|loss difference| / loss, |gradient difference| / |gradient|) of `loss_fn` against the current loss, on
     one batch from the same connector (no optimizer step between)."""
@@ -148,8 +134,7 @@ def attention(model, implementation: str):
 
 
 def run(args) -> list[dict]:
-    from frozenbridge.bench.floor import design_vlm
-    from frozenbridge.bench.parts import caption_items, frozen_copy, pictures, question_rows
+    from frozenbridge.bench.parts import caption_items, design_vlm, frozen_copy, pictures, question_rows
     from frozenbridge.core.backbones import load_vision
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.frozen import frozen_language
