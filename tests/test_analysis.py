@@ -217,7 +217,7 @@ def test_a_probe_reads_a_planted_color_and_ignores_noise():
     import numpy as np
     import torch
 
-    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.connector import MergedPatchMLP
     from frozenbridge.shapes.evaluation.probes import place_vectors, probe_place
 
     rng = np.random.default_rng(0)
@@ -236,7 +236,7 @@ def test_a_probe_reads_a_planted_color_and_ignores_noise():
                       {"seen": (place_vectors(fte, ste, (4, 4), 64), ste)})
     assert out["color"]["seen"] == 100.0 and out["kind"]["seen"] < 60
     torch.manual_seed(0)
-    connector = Connector([4, 4, 12], 8, merge=2, order="columns")
+    connector = MergedPatchMLP([4, 4, 12], 8, merge=2, order="columns")
     merged = place_vectors(ftr, strn, (4, 4), 64, connector)
     assert merged.shape == (120, 8)
 
@@ -252,7 +252,7 @@ def test_probes_refuse_pooled_features():
 def test_two_picture_pairs_positions_and_the_question(tiny_models):
     import torch
 
-    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.connector import MergedPatchMLP
     from frozenbridge.bridge.model import VLM
     from frozenbridge.core.backbones import load_language
     from frozenbridge.shapes.evaluation.two_pictures import ask, picture_pairs, positions
@@ -264,7 +264,7 @@ def test_two_picture_pairs_positions_and_the_question(tiny_models):
     assert pairs == [(0, 1), (2, 3), (4, 5)]  # exactly one triangle per pair, the triangle first every other pair
     lm = load_language(str(tiny_models["qwen2"]))
     torch.manual_seed(0)
-    vlm = VLM(lm, Connector([4, 4, 32], lm.width, merge=2), torch.device("cpu"), False)
+    vlm = VLM(lm, MergedPatchMLP([4, 4, 32], lm.width, merge=2), torch.device("cpu"), False)
     pos = positions(vlm)
     assert pos["text only"]["from_pictures"] == 0 and pos["one picture and text"]["from_pictures"] == 4
     assert pos["two pictures and text"]["from_pictures"] == 8

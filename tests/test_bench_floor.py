@@ -107,13 +107,13 @@ def test_the_levers_loss_without_a_lever_is_the_models_loss_and_target_cross_ent
     cross-entropy it gives the same loss and connector gradient up to rounding."""
     from frozenbridge.bench.parts import TINY, caption_items, qwen_sized
     from frozenbridge.bench.step_levers import Lever, lever_loss
-    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.connector import MergedPatchMLP
     from frozenbridge.bridge.model import VLM
 
     device = torch.device("cpu")
     lm = qwen_sized(TINY, device)
     torch.manual_seed(3)
-    vlm = VLM(lm, Connector([4, 4, 8], lm.width, merge=2), device, bf16=False)
+    vlm = VLM(lm, MergedPatchMLP([4, 4, 8], lm.width, merge=2), device, bf16=False)
     feats, items = torch.randn(3, 16, 8), caption_items(3)
 
     def loss_and_grad(fn):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core.backbones import load_language
 from frozenbridge.shapes.evaluation.scoring import generate_once
@@ -17,7 +17,7 @@ def test_shared_prefill_answers_as_the_evaluation_in_fp32_and_runs_each_picture_
     lm = load_language(str(tiny_models["qwen2"]))
     data = tiny_split(12)
     torch.manual_seed(0)
-    vlm = VLM(lm, Connector([4, 4, 32], lm.width, merge=2), CPU, bf16=False)
+    vlm = VLM(lm, MergedPatchMLP([4, 4, 32], lm.width, merge=2), CPU, bf16=False)
     feats = torch.cat([data.feats, torch.zeros(1, 16, 32, dtype=data.feats.dtype)])
     keys = answer_keys(data, len(data.feats), 8, "test")
     assert keys and all(picture is not None for picture, _ in keys)

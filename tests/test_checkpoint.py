@@ -13,7 +13,8 @@ from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.checkpoint import Checkpoints
-from frozenbridge.shapes.params import ConnectorParams, EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams
+from frozenbridge.shapes.params import (ConnectorParams, CrossAttentionKnobs, EvaluateParams, Params, ResamplerKnobs,
+                                        ShapesParams, Stage1Until, TrainParams)
 from frozenbridge.shapes.training.run import train
 
 CPU = torch.device("cpu")
@@ -28,7 +29,8 @@ RULE = Stage1Until(share=0.5, items=3, every=2, max_steps=8)
 
 
 def params(every: int, rule: bool = False, design: str = "mlp") -> Params:
-    return Params(shapes=ShapesParams(connector=ConnectorParams(design=design, every=1, latents=3),
+    knobs = {"cross_attention": CrossAttentionKnobs(every=1), "resampler": ResamplerKnobs(latents=3)}
+    return Params(shapes=ShapesParams(connector=ConnectorParams(design=design, **knobs),
                                       train=TrainParams(stage1_until=RULE if rule else Stage1Until(share=0),
                                                         batch_size=4, stage1_steps=4, stage2_steps=4, mix_captions=2,
                                                         checkpoint_every=every),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.bridge.connector import Connector, merge_patches
+from frozenbridge.bridge.connector import MergedPatchMLP, merge_patches
 from frozenbridge.core.errors import FrozenbridgeError
 
 
@@ -41,7 +41,7 @@ def test_merge_1_is_identity():
 
 
 def test_connector_shapes_and_count():
-    c = Connector([14, 14, 112], out_dim=576, merge=2)
+    c = MergedPatchMLP([14, 14, 112], out_dim=576, merge=2)
     out = c(torch.randn(3, 196, 112))
     assert out.shape == (3, 49, 576) and c.n_out == 49
     assert c.n_params == (448 * 576 + 576) + (576 * 576 + 576)
@@ -49,13 +49,13 @@ def test_connector_shapes_and_count():
 
 
 def test_prefix_connector_for_pooled_vectors():
-    c = Connector([768], out_dim=64, prefix_tokens=3, hidden=32)
+    c = MergedPatchMLP([768], out_dim=64, prefix_tokens=3, hidden=32)
     assert c(torch.randn(2, 1, 768)).shape == (2, 3, 64) and c.n_out == 3
 
 
 def test_merge_larger_than_grid_is_refused():
     with pytest.raises(FrozenbridgeError, match="connector.merge = 8"):
-        Connector([4, 4, 32], out_dim=16, merge=8)
+        MergedPatchMLP([4, 4, 32], out_dim=16, merge=8)
 
 
 def test_column_order_reads_blocks_left_to_right():
@@ -67,13 +67,13 @@ def test_column_order_reads_blocks_left_to_right():
 
 def test_connector_options_positions_norm_and_initial_scale():
     torch.manual_seed(0)
-    plain = Connector([4, 4, 8], out_dim=16, merge=2)
+    plain = MergedPatchMLP([4, 4, 8], out_dim=16, merge=2)
     torch.manual_seed(0)
-    scaled = Connector([4, 4, 8], out_dim=16, merge=2, init_scale=0.1)
+    scaled = MergedPatchMLP([4, 4, 8], out_dim=16, merge=2, init_scale=0.1)
     assert torch.allclose(scaled.mlp[2].weight, 0.1 * plain.mlp[2].weight)
     x = torch.randn(2, 16, 8)
     assert torch.allclose(scaled(x) - scaled.mlp[2].bias, 0.1 * (plain(x) - plain.mlp[2].bias), atol=1e-6)
-    c = Connector([4, 4, 8], out_dim=16, merge=2, positions=True, norm=True)
+    c = MergedPatchMLP([4, 4, 8], out_dim=16, merge=2, positions=True, norm=True)
     assert c.positions.shape == (4, 16) and c.n_params == plain.n_params + 4 * 16 + 2 * 32
     with torch.no_grad():
         c.positions[2] += 1.0  # a learned vector per token, added to that token only

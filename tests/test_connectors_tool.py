@@ -10,16 +10,16 @@ import time
 import pytest
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.shapes.params import DESIGNS
+from frozenbridge.designs import design_names
 from frozenbridge.tools import connectors
 from frozenbridge.tools.connectors import SETTINGS, command, compare, kept, pipeline, run_setting, same_inputs
 from frozenbridge.tools.workspace import Terminated, changed_stages, precision_mismatch
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():
-    assert {values["design"] for values in SETTINGS.values()} == set(DESIGNS) - {"mlp"}  # mlp: the default run's
+    assert {values["design"] for values in SETTINGS.values()} == set(design_names()) - {"mlp"}  # mlp: the default run's
     assert command(SETTINGS["resampler-16"]) == [
-        "dvc", "exp", "run", "-S", "shapes.connector.design=resampler", "-S", "shapes.connector.latents=16",
+        "dvc", "exp", "run", "-S", "shapes.connector.design=resampler", "-S", "shapes.connector.resampler.latents=16",
         "-S", "shapes.recipes=[caption,caption_qa]", "shapes_summarize", "shapes_probe", "shapes_text"]
 
 

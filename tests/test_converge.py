@@ -25,10 +25,10 @@ def test_every_setting_is_valid_and_names_the_same_knobs():
 
 
 def test_overrides_are_checked_like_params_yaml():
-    p = apply_overrides({"shapes": {"train": {"lr": 0.001}}}, {"train.lr": 0.002, "connector.order": "columns"})
-    assert p.shapes.train.lr == 0.002 and p.shapes.connector.order == "columns"  # keys under shapes:
-    with pytest.raises(FrozenbridgeError, match="shapes.connector.order = 'diagonal'"):
-        apply_overrides({}, {"connector.order": "diagonal"})
+    p = apply_overrides({"shapes": {"train": {"lr": 0.001}}}, {"train.lr": 0.002, "connector.mlp.order": "columns"})
+    assert p.shapes.train.lr == 0.002 and p.shapes.connector.mlp.order == "columns"  # keys under shapes:
+    with pytest.raises(FrozenbridgeError, match="shapes.connector.mlp.order = 'diagonal'"):
+        apply_overrides({}, {"connector.mlp.order": "diagonal"})
     with pytest.raises(FrozenbridgeError, match="unknown key shapes.train.lrr"):
         apply_overrides({}, {"train.lrr": 0.1})
 

@@ -28,7 +28,7 @@ def train(lm_path: str, out: Path, rank: int = 0, world_size: int = 1) -> None:
     """STEPS steps on a fixed stream of batches; rank 0 writes the loss per step and the final weights."""
     import torch.distributed as dist
 
-    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.connector import MergedPatchMLP
     from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters
     from frozenbridge.bridge.model import VLM
     from frozenbridge.bridge.sequence import Item
@@ -40,7 +40,7 @@ def train(lm_path: str, out: Path, rank: int = 0, world_size: int = 1) -> None:
     lm = load_language(lm_path)
     torch.manual_seed(0)
     feats = torch.randn(len(CAPTIONS), 4, 8)
-    connector = Connector([2, 2, 8], lm.width, merge=1)
+    connector = MergedPatchMLP([2, 2, 8], lm.width, merge=1)
     vlm = VLM(lm, connector, cpu, False)
     optimizer = torch.optim.AdamW(connector.parameters(), lr=0.01)
     if world_size > 1:
@@ -115,7 +115,8 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
     from test_train import tiny_split
 
     from frozenbridge.core.backbones import load_language
-    from frozenbridge.shapes.params import ConnectorParams, Params, ShapesParams, Stage1Until, TrainParams
+    from frozenbridge.shapes.params import (ConnectorParams, CrossAttentionKnobs, Params, ShapesParams, Stage1Until,
+                                            TrainParams)
     from frozenbridge.shapes.training.run import train as train_run
 
     torch.set_num_threads(1)
@@ -124,7 +125,8 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
         dist.init_process_group("gloo", rank=rank, world_size=world_size)
     try:
         data, lm = tiny_split(), load_language(lm_path)
-        p = Params(shapes=ShapesParams(connector=ConnectorParams(design=design, every=1),
+        connector = ConnectorParams(design=design, cross_attention=CrossAttentionKnobs(every=1))
+        p = Params(shapes=ShapesParams(connector=connector,
                                        train=TrainParams(stage1_until=Stage1Until(share=0),
                                                          batch_size=6, stage1_steps=3, stage2_steps=3, lora_lr=0.01)))
         train_run(p, None, 0, data, lm, torch.device("cpu"), False, out / "stage1")

@@ -4,14 +4,17 @@ that leaves the hidden state exactly as it was."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from torch import nn
 
-from frozenbridge.bridge.designs import design_class, rebuild
-from frozenbridge.bridge.designs.codebook import Codebook, fit_codebook
-from frozenbridge.bridge.designs.cross_attention import CrossAttention, GatedBlock
-from frozenbridge.shapes.params import DESIGNS
+from frozenbridge.bridge.design import design_class, rebuild
+from frozenbridge.designs import design_names
+from frozenbridge.designs.codebook import Codebook
+from frozenbridge.designs.cross_attention import CrossAttention, GatedBlock
+from frozenbridge.shapes.training.codebook import fit_codebook
 
 EMBEDDED = [14, 14, 112]  # EfficientNet-Lite0's block-10 grid
 WIDTH, LAYERS = 576, 30  # SmolLM2-135M
@@ -22,9 +25,12 @@ def _mlp_params() -> int:
 
 
 def test_every_design_params_allow_is_a_class_that_says_its_name_and_no_other_is():
-    assert list(DESIGNS) == ["mlp", "resampler", "cross_attention", "codebook"]
-    assert all(design_class(name).design == name for name in DESIGNS)
-    with pytest.raises(KeyError):
+    from frozenbridge.core.errors import FrozenbridgeError
+
+    assert design_names() == ("codebook", "cross_attention", "mlp", "resampler")
+    assert all(design_class(name).design == name for name in design_names())
+    with pytest.raises(FrozenbridgeError, match=r"shapes.connector.design = 'perceiver' is not allowed; expected one of "
+                                                r"\['codebook', 'cross_attention', 'mlp', 'resampler'\]"):
         design_class("perceiver")
 
 
@@ -132,10 +138,10 @@ def test_a_fresh_cross_attention_model_gives_the_text_models_logits(family, fami
     assert not torch.equal(opened[0], plain[0]) and torch.equal(opened[1], plain[1])  # the row with no picture
 
 
-def _codebook_params(**connector):
-    from frozenbridge.shapes.params import ConnectorParams, Params, ShapesParams
+def _codebook_params(design: str = "mlp", **codebook):
+    from frozenbridge.shapes.params import CodebookKnobs, ConnectorParams, Params, ShapesParams
 
-    return Params(shapes=ShapesParams(connector=ConnectorParams(**connector)))
+    return Params(shapes=ShapesParams(connector=ConnectorParams(design=design, codebook=CodebookKnobs(**codebook))))
 
 
 def test_the_codebook_stage_fits_once_and_other_designs_get_the_same_note(tmp_path):
@@ -157,13 +163,13 @@ def test_the_codebook_stage_fits_once_and_other_designs_get_the_same_note(tmp_pa
     with pytest.raises(FrozenbridgeError, match="no codebook fitted under these params"):
         read_centroids(_codebook_params(design="codebook", codes=6), tmp_path / "cb")
     notes = []
-    for i, connector in enumerate(({"design": "mlp"}, {"design": "mlp", "hidden": 64}, {"design": "resampler"})):
+    for i, connector in enumerate(({"design": "mlp"}, {"design": "mlp", "codes": 64}, {"design": "resampler"})):
         write_codebook(_codebook_params(**connector), None, tmp_path / str(i))
         assert [p.name for p in (tmp_path / str(i)).iterdir()] == [INFO]
         notes.append((tmp_path / str(i) / INFO).read_bytes())
         assert read_centroids(_codebook_params(**connector), tmp_path / str(i)) is None
     assert len(set(notes)) == 1
-    with pytest.raises(FrozenbridgeError, match="shapes.connector.codes = 64: the training features hold only 48"):
+    with pytest.raises(FrozenbridgeError, match="shapes.connector.codebook.codes = 64: the training features hold only 48"):
         write_codebook(_codebook_params(design="codebook", codes=64), data, tmp_path / "too-many")
     assert not (tmp_path / "too-many").exists()  # nothing half-written
 
@@ -171,7 +177,7 @@ def test_the_codebook_stage_fits_once_and_other_designs_get_the_same_note(tmp_pa
 def test_probes_read_the_tokens_under_a_shape_for_designs_with_places_and_no_design_without():
     """grid_tokens says where each of a design's tokens lies: the MLP's and the codebook's merged blocks,
     cross-attention's per-patch vectors; a resampler's learned queries lie nowhere (the probe stage skips them)."""
-    from frozenbridge.bridge.designs.resampler import Resampler
+    from frozenbridge.designs.resampler import Resampler
     from frozenbridge.shapes.evaluation.probes import place_vectors
 
     torch.manual_seed(0)
@@ -194,7 +200,7 @@ def test_probes_read_the_tokens_under_a_shape_for_designs_with_places_and_no_des
 def test_the_zero_gate_gap_is_zero_and_the_trained_gates_come_back(tiny_models):
     """What the text stage records for the section-9 claim: a cross-attention run's blocks with their gates at 0
     move no logit (in fp32 and bf16), and the trained gates are restored afterwards."""
-    from frozenbridge.bridge.designs.cross_attention import zero_gate_gap
+    from frozenbridge.shapes.evaluation.zero_gate import zero_gate_gap
     from frozenbridge.bridge.model import VLM, decoder_layers
     from frozenbridge.bridge.sequence import Item
     from frozenbridge.core.backbones.language import load_language
@@ -216,3 +222,90 @@ def test_the_zero_gate_gap_is_zero_and_the_trained_gates_come_back(tiny_models):
         alone = lm.model(inputs_embeds=embeds, attention_mask=mask).logits
         with vlm.reading(batch, feats):
             assert not torch.equal(lm.model(inputs_embeds=embeds, attention_mask=mask).logits, alone)
+
+
+def test_cross_attention_knobs_gates_start_their_own_rate_and_a_gated_feed_forward():
+    """gate_init sets every gate's start (inside logs its tanh), gate_lr puts the gates in an optimizer group of their
+    own, and feed_forward adds a gated feed-forward per block; the defaults keep one group and no feed-forward."""
+    plain = CrossAttention([2, 2, 8], 16, layers=4, every=2)
+    assert len(plain.param_groups(1e-3)) == 1 and plain.inside(torch.ones(1, 4, 8)) == {"gates": [0.0, 0.0]}
+    tuned = CrossAttention([2, 2, 8], 16, layers=4, every=2, gate_init=0.5, gate_lr=0.01, feed_forward=True)
+    assert tuned.inside(torch.ones(1, 4, 8)) == {"gates": [0.4621, 0.4621], "ff_gates": [0.4621, 0.4621]}
+    rest, gates = tuned.param_groups(1e-3)
+    assert (rest["lr"], gates["lr"]) == (1e-3, 0.01) and len(gates["params"]) == 4
+    assert len(rest["params"]) + 4 == len(list(tuned.parameters()))
+    assert tuned.n_params > plain.n_params and rebuild("cross_attention", tuned.config()).config() == tuned.config()
+
+
+def test_a_gated_feed_forward_at_zero_gates_is_still_the_text_model(tiny_models):
+    from test_train import tiny_split
+
+    from frozenbridge.bridge.model import VLM, decoder_layers
+    from frozenbridge.core.backbones.language import load_language
+    from frozenbridge.shapes.evaluation.zero_gate import zero_gate_gap
+
+    lm = load_language(str(tiny_models["qwen2"]))
+    data = tiny_split()
+    cross = CrossAttention(data.meta["output_shape"], lm.width, layers=len(decoder_layers(lm.model)), every=1,
+                           gate_init=0.7, feed_forward=True)
+    vlm = VLM(lm, cross, torch.device("cpu"), bf16=False)
+    items = [data.caption_item(i) for i in range(2)]
+    assert zero_gate_gap(vlm, items, data.feats) == 0.0
+    assert cross.inside(data.feats[:2])["gates"][0] == round(float(torch.tanh(torch.tensor(0.7))), 4)
+
+
+def test_resampler_knobs_depth_and_query_scale_and_its_attention_spread():
+    """depth stacks blocks; query_scale scales the queries' start; inside gives each query's attention entropy over
+    the patches as a share of its most: 1 exactly where every patch looks alike (identical features, no positions
+    learned yet), so attention cannot prefer one."""
+    from frozenbridge.designs.resampler import Resampler
+
+    torch.manual_seed(0)
+    one = Resampler([2, 2, 8], 16, latents=3, heads=2, head_dim=4)
+    torch.manual_seed(0)
+    scaled = Resampler([2, 2, 8], 16, latents=3, heads=2, head_dim=4, depth=2, query_scale=0.1)
+    assert len(one.blocks) == 1 and len(scaled.blocks) == 2
+    assert torch.allclose(scaled.latents, one.latents * 0.1)
+    alike = scaled.inside(torch.ones(5, 4, 8))
+    assert alike["query_entropy"] == [1.0, 1.0, 1.0] and 0 < alike["on_patches"] < 1
+    with torch.no_grad():
+        scaled.media_positions.copy_(torch.eye(4, 8) * 50)  # patches now differ a lot
+    apart = scaled.inside(torch.ones(5, 4, 8))
+    assert all(e < 1.0 for e in apart["query_entropy"])
+    assert scaled(torch.ones(5, 4, 8)).shape == (5, 3, 16)
+
+
+def test_codebook_knobs_its_own_embedding_rate_and_the_codes_the_pictures_use():
+    feats = torch.tensor([[[0.0], [1.0], [0.0], [1.0]], [[2.0], [2.0], [2.0], [2.0]]])  # 2 pictures, 2 x 2, 1 wide
+    book = Codebook([2, 2, 1], 4, merge=1, codes=5, order="rows", positions=True,
+                    centroids=torch.tensor([[0.0], [1.0], [2.0], [3.0], [4.0]]), embedding_lr=0.05)
+    assert book.inside(feats) == {"codes_used": 3, "codes_share": 0.6}
+    assert book.inside(feats[1:]) == {"codes_used": 1, "codes_share": 0.2}
+    rest, embeddings = book.param_groups(1e-3)
+    assert embeddings["lr"] == 0.05 and embeddings["params"] == [book.embedding.weight]
+    assert rest["params"] == [book.positions]
+
+
+def test_a_run_keeps_what_its_design_does_inside_and_its_precision(tiny_models, tmp_path):
+    """run.json: the gates' tanh before training (step 0; then every 50 steps) for cross-attention, nothing for the
+    MLP, which has nothing inside to show; every run says its device and precision."""
+    import json
+
+    from test_train import params, tiny_split
+
+    from frozenbridge.core.backbones.language import load_language
+    from frozenbridge.shapes.params import ConnectorParams, CrossAttentionKnobs
+    from frozenbridge.shapes.training.run import train
+
+    data, runs = tiny_split(), {}
+    for design in ("mlp", "cross_attention"):
+        p = params()
+        connector = ConnectorParams(design=design, cross_attention=CrossAttentionKnobs(every=1, gate_init=0.25))
+        p = dataclasses.replace(p, shapes=dataclasses.replace(p.shapes, connector=connector))
+        train(p, None, 0, data, load_language(str(tiny_models["qwen2"])), torch.device("cpu"), False,
+              tmp_path / design)
+        runs[design] = json.loads((tmp_path / design / "run.json").read_text())
+    assert "inside" not in runs["mlp"]
+    first = runs["cross_attention"]["inside"][0]
+    assert first["step"] == 0 and set(first["gates"]) == {round(float(torch.tanh(torch.tensor(0.25))), 4)}
+    assert runs["mlp"]["precision"] == runs["cross_attention"]["precision"] == "fp32"

@@ -36,7 +36,8 @@ CLI_COMMANDS = _cli_commands()
 
 
 def page_commands(text: str) -> list[str]:
-    """Commands in fenced blocks (continuation lines joined, comments and prompts dropped) and inline code."""
+    """Commands in fenced blocks (continuation lines joined, comments and prompts dropped) and inline code; an inline
+    command followed by "on commit" is a record of what ran then (a kept experiment), not one to run today."""
     out = []
     for block in re.findall(r"```[a-z]*\n(.*?)```", text, flags=re.S):
         for line in block.replace("\\\n", " ").splitlines():
@@ -44,7 +45,7 @@ def page_commands(text: str) -> list[str]:
             if line and not line.startswith("#"):
                 out.append(line)
     prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    out += [span for span in re.findall(r"`([^`\n]+)`", prose) if span.startswith(STARTS)]
+    out += [span for span in re.findall(r"`([^`\n]+)`(?! on commit)", prose) if span.startswith(STARTS)]
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.greedy import strip_after_eos
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import Item
@@ -20,7 +20,7 @@ def vlm(tiny_models):
     with torch.no_grad():
         for p in lm.model.parameters():
             p.mul_(4.0)
-    return VLM(lm, Connector([4, 4, 32], lm.width, merge=2), torch.device("cpu"), bf16=False)
+    return VLM(lm, MergedPatchMLP([4, 4, 32], lm.width, merge=2), torch.device("cpu"), bf16=False)
 
 
 def test_cached_equals_recompute_on_mixed_lengths(vlm):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import IGNORE, Item, Packed, Tokens, build, unpack
 from frozenbridge.core.backbones import load_language
@@ -37,7 +37,7 @@ def default_lm():
 
 def vlm_for(lm, seed: int = 0) -> tuple[VLM, torch.Tensor]:
     torch.manual_seed(seed)
-    connector = Connector([4, 4, 32], lm.width, merge=2, positions=True)
+    connector = MergedPatchMLP([4, 4, 32], lm.width, merge=2, positions=True)
     return VLM(lm, connector, CPU, bf16=False), torch.randn(4, 16, 32, generator=torch.Generator().manual_seed(seed))
 
 

@@ -404,6 +404,59 @@ def test_second_repro_is_a_no_op(project, first_repro):
     assert "Running stage" not in out and "up to date" in out
 
 
+TOY_DESIGN = '''"""A toy design: the patches' mean through one linear layer, one image token."""
+
+from frozenbridge.bridge.design import SequenceDesign
+from torch import nn
+
+
+class Toy(SequenceDesign):
+    design = "toy"
+    grid_tokens = None
+    n_out = 1
+
+    def __init__(self, feature_shape, out_dim):
+        super().__init__()
+        self.feature_shape, self.out_dim = list(feature_shape), out_dim
+        self.proj = nn.Linear(feature_shape[-1], out_dim)
+
+    @classmethod
+    def from_params(cls, knobs, feature_shape, width, layers=None, centroids=None):
+        return cls(feature_shape, width)
+
+    def config(self):
+        return {"feature_shape": self.feature_shape, "out_dim": self.out_dim}
+
+    def forward(self, feats):
+        return self.proj(feats.mean(1, keepdim=True))
+
+    def describe(self):
+        return f"toy: {self.n_params} trainable parameters"
+
+
+DESIGN = Toy
+'''
+
+
+def test_a_design_added_in_one_file_leaves_the_default_run_alone(project, first_repro):
+    """A fifth design is one file in designs/: the default run's stages see no change (dvc status is empty, so
+    dvc.lock stays as it is), params validation allows it, and the registry builds it and trains it a step."""
+    toy = project / "src/frozenbridge/designs/toy.py"
+    toy.write_text(TOY_DESIGN)
+    try:
+        assert json.loads(dvc("status", "--json", cwd=project).stdout) == {}
+        check = ("import torch; from frozenbridge.bridge.design import design_class; "
+                 "from frozenbridge.shapes.sweeps.converge_settings import apply_overrides; "
+                 "p = apply_overrides({}, {'connector.design': 'toy'}); "
+                 "d = design_class(p.shapes.connector.design).from_params(p.shapes.connector.knobs(), [4, 4, 8], 16); "
+                 "loss = d(torch.ones(2, 16, 8)).pow(2).mean(); loss.backward(); "
+                 "print(d.design, d.n_out, tuple(d(torch.ones(2, 16, 8)).shape), d.reads_inside)")
+        out = run([sys.executable, "-c", check], cwd=project).stdout.split()
+        assert out == ["toy", "1", "(2,", "1,", "16)", "False"]
+    finally:
+        toy.unlink()
+
+
 def test_every_package_file_a_stage_loaded_is_among_its_deps(project, first_repro):
     """The import hook recorded what each stage process loaded, however it was loaded: its deps cover every file."""
     from test_stage_deps import covered_at_run_time

@@ -11,7 +11,7 @@ import pytest
 import torch
 from test_train import tiny_split
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core.backbones import load_language
 from frozenbridge.core.device import DEVICE_ENV, pick_device
@@ -29,7 +29,7 @@ GRAD_COSINE = 0.98  # and the connector's gradient points the same way
 
 def loss_and_grad(lm, bf16: bool, data, items):
     torch.manual_seed(0)
-    connector = Connector([4, 4, 32], lm.width, merge=2)
+    connector = MergedPatchMLP([4, 4, 32], lm.width, merge=2)
     loss = VLM(lm, connector, CPU, bf16).loss(items, data.feats)
     loss.backward()
     return loss.item(), torch.cat([p.grad.flatten() for p in connector.parameters()])

@@ -1,6 +1,6 @@
 """The probes read the right vectors: after the connector, a shape's vector is the mean of exactly the image tokens
 whose merged blocks hold the shape's cells, whatever the merge, the token order or a grid the merge does not divide,
-with the learned positions included. Checked on the real Connector: every cell's feature is a one-hot of its own
+with the learned positions included. Checked on the real MergedPatchMLP: every cell's feature is a one-hot of its own
 index, so the connector's input (captured at its first layer) says which cells each token merged."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.shapes.evaluation.probes import cells_under, place_vectors, tokens_under
 
 
-def cells_of_each_token(connector: Connector, rows: int, cols: int) -> list[set[int]]:
+def cells_of_each_token(connector: MergedPatchMLP, rows: int, cols: int) -> list[set[int]]:
     seen = {}
 
     def capture(module, inputs, output) -> None:  # returns None: the output is left as it is
@@ -27,7 +27,7 @@ def cells_of_each_token(connector: Connector, rows: int, cols: int) -> list[set[
 @pytest.mark.parametrize("rows, cols, k, order", [(4, 4, 2, "rows"), (4, 4, 2, "columns"), (5, 5, 2, "columns"),
                                                   (6, 6, 3, "rows"), (7, 7, 2, "columns"), (4, 4, 1, "columns")])
 def test_tokens_under_a_shape_are_the_tokens_that_merged_its_cells(rows, cols, k, order):
-    connector = Connector([rows, cols, rows * cols], 8, merge=k, order=order, positions=True)
+    connector = MergedPatchMLP([rows, cols, rows * cols], 8, merge=k, order=order, positions=True)
     merged = cells_of_each_token(connector, rows, cols)
     assert sorted(c for cells in merged for c in cells) == list(range(rows * cols))  # every cell in one token
     size = 16 * rows
@@ -40,7 +40,7 @@ def test_tokens_under_a_shape_are_the_tokens_that_merged_its_cells(rows, cols, k
 
 def test_a_shape_vector_after_the_connector_is_the_mean_of_its_tokens_positions_included():
     rows = cols = 4
-    connector = Connector([rows, cols, 3], 5, merge=2, order="columns", positions=True)
+    connector = MergedPatchMLP([rows, cols, 3], 5, merge=2, order="columns", positions=True)
     with torch.no_grad():
         connector.positions.copy_(torch.arange(20.0).reshape(4, 5))  # distinct learned positions per token
     feats = torch.randn(2, rows * cols, 3, generator=torch.Generator().manual_seed(0))

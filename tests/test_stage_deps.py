@@ -4,7 +4,10 @@ an output that `dvc repro` calls up to date.
 Three checks: (1) the static import closure of each stage script (every import in stages/ and src/, lazy ones
 inside functions included) is covered by the stage's deps (a file listed, or a folder above it); (2) no module of
 the package or a stage loads code by name at run time (importlib.import_module, __import__, runpy), which the
-closure could not follow, but for the benchmarks' entry point (frozenbridge.bench, which no stage imports or lists);
+closure could not follow, but for the benchmarks' entry point (frozenbridge.bench, which no stage imports or lists)
+and the designs' registry (bridge/design.py, which loads `frozenbridge/designs/<shapes.connector.design>.py`: the
+stages that build a design list that file through dvc.yaml's `${shapes.connector.design}`, read here from
+params.yaml);
 (3) the modules a stage really loaded while it ran (recorded by an import hook in the
 tiny pipeline of tests/test_pipeline.py, see `covered_at_run_time`) are covered too. A package `__init__.py` that
 holds only a docstring needs no listing: it cannot change what a stage computes, and the check lists it the moment
@@ -23,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 PACKAGE = "frozenbridge"
 BENCH = SRC / PACKAGE / "bench"  # run by name from its __main__; outside every stage, as the check below keeps it
+REGISTRY = SRC / PACKAGE / "bridge" / "design.py"  # loads the design params.yaml names, listed as a templated dep
 # names that load code chosen at run time; importlib.metadata and importlib.resources read files, they import nothing
 DYNAMIC = {("importlib", "import_module"), ("importlib", "__import__"), ("importlib.util", "spec_from_file_location"),
            ("importlib.util", "module_from_spec"), ("runpy", "run_module"), ("runpy", "run_path"),
@@ -127,9 +131,19 @@ def stage_deps(dvc_yaml: Path = ROOT / "dvc.yaml") -> dict[str, tuple[Path, list
     return out
 
 
+def resolved(dep: str, params: dict | None = None) -> str | None:
+    """A dep as DVC reads it: `${shapes.connector.design}` from params.yaml; None for a matrix's `${item...}`."""
+    if "${item" in dep:
+        return None
+    if "${shapes.connector.design}" in dep:
+        params = params or yaml.safe_load((ROOT / "params.yaml").read_text())
+        dep = dep.replace("${shapes.connector.design}", params["shapes"]["connector"]["design"])
+    return dep
+
+
 def uncovered(files, deps: list[str]) -> list[str]:
     """The files no dep covers (the file itself, or a folder above it); docstring-only __init__.py files excepted."""
-    listed = [ROOT / d for d in deps if "${" not in d]
+    listed = [ROOT / d for d in map(resolved, deps) if d is not None]
     return sorted(str(p.relative_to(ROOT)) for p in files
                   if not docstring_only(p) and not any(p == d or d in p.parents for d in listed))
 
@@ -162,7 +176,7 @@ def test_every_stage_lists_its_script():
 def test_nothing_loads_code_by_name():
     """The closure above follows import statements; code loaded by a name computed at run time would escape it."""
     found = [hit for folder in (SRC, ROOT / "stages") for path in sorted(folder.rglob("*.py"))
-             if BENCH not in path.parents for hit in dynamic_loads(path)]
+             if BENCH not in path.parents and path != REGISTRY for hit in dynamic_loads(path)]
     assert not found, f"dynamic imports the deps check cannot follow: {found}"
 
 
@@ -193,6 +207,28 @@ def test_the_closure_follows_relative_lazy_and_package_imports():
     assert {"stages/shapes/train.py", "src/frozenbridge/__init__.py", "src/frozenbridge/shapes/training/run.py",
             "src/frozenbridge/core/backbones/__init__.py", "src/frozenbridge/core/backbones/language.py"} <= found
     assert not any("/tools/" in f or "/report/" in f or "/bench/" in f for f in found)  # nor tools, report, bench
+
+
+def test_the_stages_that_build_a_design_list_the_one_params_yaml_names():
+    """bridge/design.py loads `designs/<name>.py` by name (the one dynamic import besides the benchmarks'): every
+    stage whose code reaches the registry lists the chosen design's file through `${shapes.connector.design}`, and
+    the one-token study, whose connector is always the MLP, lists designs/mlp.py."""
+    assert [hit.split(" ")[1] for hit in dynamic_loads(REGISTRY)] == ["importlib.import_module"]
+    for name, (script, deps) in stage_deps().items():
+        if REGISTRY not in closure(script):
+            continue
+        wanted = "src/frozenbridge/designs/mlp.py" if name.startswith("onetoken") else \
+            "src/frozenbridge/designs/${shapes.connector.design}.py"
+        assert wanted in deps or name == "shapes_codebook", (name, deps)
+
+
+def test_a_new_design_file_is_in_no_stage_deps():
+    """A design added as one file reruns nothing of the default run: no dep covers designs/ as a folder, and the
+    templated dep resolves to the design params.yaml names."""
+    new = SRC / PACKAGE / "designs" / "toy.py"
+    for name, (script, deps) in stage_deps().items():
+        listed = [ROOT / d for d in map(resolved, deps) if d is not None]
+        assert not any(d == new or d in new.parents for d in listed), name
 
 
 def test_no_stage_imports_or_lists_the_benchmarks():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.lora import load_lora
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.saved_run import load_connector
@@ -71,7 +71,7 @@ def test_gradients_reach_only_the_connector_and_lora(lm, with_lora):
     data, p = tiny_split(), params()
     if with_lora:
         add_lora(lm, p, run_seeds(0, 0)["init"])
-    connector = Connector([4, 4, 32], lm.width, merge=2)
+    connector = MergedPatchMLP([4, 4, 32], lm.width, merge=2)
     vlm = VLM(lm, connector, CPU, bf16=False)
     vlm.loss(next(question_batches(data, np.random.SeedSequence(0), 4)), data.feats).backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in connector.parameters())
@@ -190,7 +190,7 @@ def test_wrong_pictures_skip_an_items_own_picture():
 
 def test_evaluation_generates_each_distinct_prompt_once_and_keeps_every_prediction(lm):
     data = tiny_split(12)
-    vlm = VLM(lm, Connector([4, 4, 32], lm.width, merge=2), CPU, bf16=False)
+    vlm = VLM(lm, MergedPatchMLP([4, 4, 32], lm.width, merge=2), CPU, bf16=False)
     blank = torch.zeros(1, 16, 32, dtype=data.feats.dtype)
     calls = []
     generate = vlm.generate

@@ -10,7 +10,6 @@ cross-attention, how far its logits move from the text model's with every gate a
 metrics/shapes/text.json.
 """
 
-from frozenbridge.bridge.designs.cross_attention import zero_gate_gap
 from frozenbridge.bridge.sequence import Item
 from frozenbridge.bridge.token_cost import picture_cost
 from frozenbridge.core.atomic import write_json
@@ -20,6 +19,7 @@ from frozenbridge.core.stage import require, run_cli, stage_parser
 from frozenbridge.shapes.data.vocab import caption_prompt
 from frozenbridge.shapes.evaluation.text_check import no_picture_replies, text_check
 from frozenbridge.shapes.evaluation.two_pictures import ask, positions
+from frozenbridge.shapes.evaluation.zero_gate import zero_gate_gap
 from frozenbridge.shapes.params import load_params
 from frozenbridge.shapes.paths import METRICS, add_dirs, model_dir, run_dir
 from frozenbridge.shapes.training.split_data import load_split

@@ -14,7 +14,6 @@ step's cost does not depend on where the centroids lie.
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import subprocess
 import sys
@@ -39,25 +38,26 @@ def child(setting: str, steps: int) -> dict:
     from frozenbridge.bridge.connector import merge_patches
     from frozenbridge.bridge.model import VLM, decoder_layers
     from frozenbridge.bridge.step import training_step
-    from frozenbridge.shapes.params import load_params
+    from frozenbridge.core.config import read_params_file
     from frozenbridge.shapes.paths import FEATURES, PICTURES
     from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE
     from frozenbridge.shapes.training.run import batches_for, new_connector, run_seeds
     from frozenbridge.shapes.training.split_data import load_split
+    from frozenbridge.shapes.sweeps.converge_settings import apply_overrides
     from frozenbridge.shapes.training.start import setup
     from frozenbridge.tools.connectors import SETTINGS
 
-    params = load_params("params.yaml")
     values = {"design": MLP} if setting == MLP else SETTINGS[setting]
-    connector_params = dataclasses.replace(params.shapes.connector, **values)
-    params = dataclasses.replace(params, shapes=dataclasses.replace(params.shapes, connector=connector_params))
+    params = apply_overrides(read_params_file("params.yaml"), {f"connector.{k}": v for k, v in values.items()})
+    connector_params = params.shapes.connector
     device, bf16, lm = setup(params)
     data = load_split("train", PICTURES, FEATURES, params.vision)
     shape, c = data.meta["output_shape"], connector_params
     centroids = None
     if c.design == "codebook":
-        merged = merge_patches(data.feats.float(), tuple(shape[:2]), c.merge, c.order)
-        centroids = merged.reshape(-1, merged.shape[-1])[:c.codes].clone()
+        k = c.codebook
+        merged = merge_patches(data.feats.float(), tuple(shape[:2]), k.merge, k.order)
+        centroids = merged.reshape(-1, merged.shape[-1])[:k.codes].clone()
     seeds = run_seeds(params.seed, 0)
     connector = new_connector(params, shape, lm.width, seeds["init"], layers=len(decoder_layers(lm.model)),
                               centroids=centroids).to(device)

@@ -150,7 +150,7 @@ def one_token_step(lm, device, bf16, batch: int):
     """The one-token study's training step at params.yaml's settings: `batch` pooled vectors (random, the embedded
     encoder's 1,280 numbers) through its MLP to `prefix_tokens` tokens after the prompt, then a caption."""
     from frozenbridge.bench.parts import CAPTION
-    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.connector import MergedPatchMLP
     from frozenbridge.bridge.model import VLM
     from frozenbridge.bench.parts import stepper
     from frozenbridge.bridge.sequence import Interleaved
@@ -158,7 +158,7 @@ def one_token_step(lm, device, bf16, batch: int):
 
     o = load_params("params.yaml").onetoken
     torch.manual_seed(0)
-    connector = Connector([1280], lm.width, hidden=o.hidden, prefix_tokens=o.prefix_tokens).to(device)
+    connector = MergedPatchMLP([1280], lm.width, hidden=o.hidden, prefix_tokens=o.prefix_tokens).to(device)
     items = [Interleaved((o.prompt, i), CAPTION) for i in range(batch)]
     return stepper(VLM(lm, connector, device, bf16), items, torch.randn(batch, 1, 1280))  # (pictures, 1, width)
 

@@ -26,7 +26,7 @@ from frozenbridge.bench.launch_light import compiled_step, static_generation
 from frozenbridge.bench.parts import (QWEN25_05B, SMOLLM2_135M, TINY, caption_items, frozen_copy, generation,
                                       pictures, qwen_sized, siglip_b16, train_step)
 from frozenbridge.bench.rows import machine_info, save_rows, value_row
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core.device import pick_device
 from frozenbridge.core.measure import PeakMemory, mem_label, timed
@@ -74,7 +74,7 @@ def run(args) -> list[dict]:
         lm = frozen_copy(lm32, device, bf16=True)
         name = lm.name.removeprefix("random ")
         torch.manual_seed(0)
-        connector = Connector(encoder.output_shape, lm.width, merge=2).to(device)  # 14x14 -> 49 tokens
+        connector = MergedPatchMLP(encoder.output_shape, lm.width, merge=2).to(device)  # 14x14 -> 49 tokens
         what = f"{name}, train step, batch {batch}, {connector.n_out} image tokens"
         for label, model, bf16 in (("bf16", lm, True), ("fp32", lm32, False))[: 1 if key == "smollm2" else 2]:
             vlm = VLM(model, connector, device, bf16)

@@ -7,7 +7,6 @@ Qwen2-family language models of given sizes with random weights."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 import statistics
 import tempfile
 import time
@@ -200,16 +199,17 @@ def stepper(vlm, items, feats, loss_fn=None, optimizer=None):
 def design_vlm(lm, device, bf16, feature_shape, setting: dict, seed: int = 0):
     """A VLM with the connector design `setting` (a tools.connectors setting; {} = the MLP) at params.yaml's knobs.
     The codebook's centroids are random: a step's cost does not depend on where they lie."""
-    from frozenbridge.bridge.designs import design_class
+    from frozenbridge.bridge.design import design_class
     from frozenbridge.bridge.model import VLM, decoder_layers
-    from frozenbridge.shapes.params import load_params
+    from frozenbridge.core.config import read_params_file
+    from frozenbridge.shapes.sweeps.converge_settings import apply_overrides
 
-    params = load_params("params.yaml")
-    c = dataclasses.replace(params.shapes.connector, **setting)
+    params = apply_overrides(read_params_file("params.yaml"), {f"connector.{k}": v for k, v in setting.items()})
+    c = params.shapes.connector
     centroids = None
     if c.design == "codebook":
-        centroids = torch.randn(c.codes, c.merge * c.merge * feature_shape[-1])
+        centroids = torch.randn(c.codebook.codes, c.codebook.merge ** 2 * feature_shape[-1])
     torch.manual_seed(seed)
-    connector = design_class(c.design).from_params(c, feature_shape, lm.width, layers=len(decoder_layers(lm.model)),
-                                                   centroids=centroids).to(device)
+    connector = design_class(c.design).from_params(c.knobs(), feature_shape, lm.width,
+                                                   layers=len(decoder_layers(lm.model)), centroids=centroids).to(device)
     return VLM(lm, connector, device, bf16)

@@ -200,7 +200,7 @@ def run(args) -> dict:
         "tiny": bool(args.tiny),
         "configs": {
             **backbones,
-            "connector": {"merge": params.shapes.connector.merge, "image_tokens": runs["stage1"]["image_tokens"],
+            "connector": {"merge": params.shapes.connector.mlp.merge, "image_tokens": runs["stage1"]["image_tokens"],
                           "params": runs["stage1"]["connector_params"]},
             "train": {"batch_size": t.batch_size, "steps_per_run": args.steps, "precision": t.precision,
                       "bf16": bf16, "why": why, "question_batch_pictures": pictures_per_batch(train_data,

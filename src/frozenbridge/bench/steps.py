@@ -25,7 +25,7 @@ import torch
 from frozenbridge.bench.parts import (caption_items, frozen_copy, generation, operator_breakdown, pictures,
                                       question_rows, siglip_b16, train_step)
 from frozenbridge.bench.rows import machine_info, row, save_rows
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import unpack
 from frozenbridge.core.backbones import load_language, load_vision
@@ -69,7 +69,7 @@ def run(args) -> list[dict]:
 
     pics = pictures(max(sizes.gen_batch, sizes.batch, max(sizes.batches)))
     feats = encoder.encode(pics)
-    connector = Connector(shape, lm.width, merge=2).to(device)
+    connector = MergedPatchMLP(shape, lm.width, merge=2).to(device)
     vlm = VLM(lm, connector, device, bf16)
 
     # 1. generation: one prefill + cached steps vs re-running the sequence for every token
@@ -128,7 +128,7 @@ def run(args) -> list[dict]:
     add(f"question step, {sizes.questions} questions on {sizes.question_pictures} pictures",
         "packed by picture", packed_seconds, "each in its own sequence",
         timed(train_step(vlm, feats, unpack(rows_q)), sizes.reps))
-    shape3 = Connector(shape, lm.width, merge=3).to(device)
+    shape3 = MergedPatchMLP(shape, lm.width, merge=3).to(device)
     merge3 = VLM(lm, shape3, device, bf16)
     add(f"question step, packed: {shape3.n_out} image tokens (3x3 merge)", f"{shape3.n_out} tokens",
         timed(train_step(merge3, feats, rows_q), sizes.reps), f"{connector.n_out} (2x2)", packed_seconds)
@@ -143,7 +143,7 @@ def run(args) -> list[dict]:
 
     # 4. cached features vs encoding the pictures inside every step
     for label, enc in (("embedded encoder", encoder), ("SigLIP-B/16-sized encoder", siglip_b16(sizes.siglip_layers))):
-        conn = Connector(enc.output_shape, lm.width, merge=2).to(device)
+        conn = MergedPatchMLP(enc.output_shape, lm.width, merge=2).to(device)
         model = VLM(lm, conn, device, bf16)
         cached_feats = enc.encode(pics[: sizes.batch])
         step = train_step(model, cached_feats, batch_items)
@@ -156,7 +156,7 @@ def run(args) -> list[dict]:
 
     # 5. image tokens and batch size: step time and peak memory
     for tokens, fshape in ((1, [shape[-1]]), (16, [4, 4, 64]), (49, [7, 7, 64]), (196, [14, 14, 64])):
-        conn = Connector(fshape, lm.width, merge=1).to(device)
+        conn = MergedPatchMLP(fshape, lm.width, merge=1).to(device)
         model = VLM(lm, conn, device, bf16)
         f = torch.randn(sizes.batch, 1 if len(fshape) == 1 else fshape[0] * fshape[1], fshape[-1])
         step = train_step(model, f, batch_items)

@@ -13,6 +13,7 @@ import logging
 import torch
 from torch import nn
 
+from frozenbridge.bridge.design import SequenceDesign
 from frozenbridge.core.errors import FrozenbridgeError
 
 log = logging.getLogger("frozenbridge.connector")
@@ -39,8 +40,9 @@ def merge_patches(x: torch.Tensor, grid: tuple[int, int], k: int, order: str = "
     return x.reshape(b, r * q, k * k * c)
 
 
-class Connector(nn.Module):
-    """Merge k x k patches (or expand a pooled vector into prefix tokens), then a two-layer MLP."""
+class MergedPatchMLP(SequenceDesign):
+    """Merge k x k patches (or expand a pooled vector into prefix tokens), then a two-layer MLP: the reference's
+    connector, design `mlp`, and the one every other study trains."""
 
     design = "mlp"
 
@@ -77,20 +79,16 @@ class Connector(nn.Module):
                 self.mlp[2].bias.mul_(init_scale)
 
     @classmethod
-    def from_params(cls, c, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
-        """From params.yaml's shapes.connector (`c`), as every design is built (bridge/designs)."""
-        return cls(feature_shape, width, c.merge, c.hidden, c.prefix_tokens, c.order, c.norm, c.positions,
-                   c.init_scale, key="shapes.connector")
+    def from_params(cls, k, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
+        """From params.yaml's shapes.connector.mlp (`k`), as every design is built (bridge/design.py)."""
+        return cls(feature_shape, width, k.merge, k.hidden, k.prefix_tokens, k.order, k.norm, k.positions,
+                   k.init_scale, key="shapes.connector.mlp")
 
     def config(self) -> dict:
         """The constructor's arguments that give this connector's shape (a saved run's config.json holds them)."""
         return {"feature_shape": self.feature_shape, "out_dim": self.out_dim, "merge": self.k,
                 "hidden": self.mlp[0].out_features, "prefix_tokens": self.n_out if self.pooled else 1,
                 "order": self.order, "norm": self.norm is not None, "positions": self.positions is not None}
-
-    @property
-    def n_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
     def forward(self, feats: torch.Tensor) -> torch.Tensor:
         """(B, tokens, width) encoder features -> (B, n_out, out_dim) image tokens."""

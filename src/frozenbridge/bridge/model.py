@@ -17,7 +17,7 @@ import logging
 import torch
 from torch import nn
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.design import Design
 from frozenbridge.bridge.greedy import greedy_cached, greedy_recompute, strip_after_eos
 from frozenbridge.bridge.sequence import IGNORE, Batch, Item, Packed, Tokens, build, embed, unpack
 from frozenbridge.core.backbones.language import LanguageModel, output_logits
@@ -28,12 +28,12 @@ log = logging.getLogger("frozenbridge.model")
 MASKS = {"sdpa": "bool", "eager": "additive"}  # attention implementations that read a custom 4D mask, and its form
 
 class VLM(nn.Module):
-    def __init__(self, lm: LanguageModel, connector: Connector, device: torch.device, bf16: bool):
+    def __init__(self, lm: LanguageModel, connector: Design, device: torch.device, bf16: bool):
         super().__init__()
         self.lm, self.connector, self.device, self.bf16 = lm, connector, device, bf16
         self.tokens = Tokens(lm.tokenizer)
         self.packing: bool | None = None  # whether packed rows are run packed: decided on the first packed batch
-        if hasattr(connector, "attach"):  # a design that reads the picture from inside the language model
+        if connector.reads_inside:  # a design that reads the picture from inside the language model
             connector.attach(decoder_layers(lm.model))
 
     def image_tokens(self, feats: torch.Tensor | None, batch: Batch) -> torch.Tensor | None:
@@ -52,7 +52,7 @@ class VLM(nn.Module):
     def reading(self, batch: Batch, feats: torch.Tensor | None):
         """For a design that reads the picture from inside the language model (cross-attention): each batch row's
         picture, for the language model's forwards within the block; for the others, nothing to do."""
-        if not hasattr(self.connector, "reading"):
+        if not self.connector.reads_inside:
             return contextlib.nullcontext()
         rows = batch.row_pictures
         if any(len(pictures) > 1 for pictures in rows):

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import torch
 
-from frozenbridge.bridge.connector import Connector
-from frozenbridge.bridge.designs import rebuild
+from frozenbridge.bridge.design import Design, rebuild
 from frozenbridge.bridge.lora import load_lora, save_lora
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core import saved_module
@@ -36,14 +35,14 @@ def encoder_config(feature_meta: dict) -> dict:
     return {"name": feature_meta["encoder"], **{k: feature_meta[k] for k in ENCODER_KEYS[1:]}}
 
 
-def run_config(connector: Connector, encoder: dict, lm: LanguageModel, lora: dict | None = None,
+def run_config(connector: Design, encoder: dict, lm: LanguageModel, lora: dict | None = None,
                captioning: dict | None = None) -> dict:
     config = {"encoder": encoder, "language": {"name": lm.name, "revision": lm.revision},
               "design": connector.design, "connector": connector.config(), "lora": lora}
     return config if captioning is None else {**config, "captioning": captioning}
 
 
-def save_run(directory: Path, connector: Connector, encoder: dict, lm: LanguageModel, peft_model=None,
+def save_run(directory: Path, connector: Design, encoder: dict, lm: LanguageModel, peft_model=None,
              lora: dict | None = None, captioning: dict | None = None) -> None:
     """Write the run into `directory` (which exists; callers make it atomically). `encoder` is
     `encoder_config(feature metadata)`; `lora` ({rank, alpha}) describes `peft_model` when there is one;
@@ -60,7 +59,7 @@ def read_config(directory: Path) -> dict:
     return saved_module.read_config(directory, "train it first (`dvc repro`)", missing="no saved run here")
 
 
-def load_connector(directory: Path, config: dict | None = None) -> Connector:
+def load_connector(directory: Path, config: dict | None = None) -> Design:
     """The trained connector of a saved run, on the CPU."""
     config = config or read_config(directory)
     state = saved_module.read_weights(directory, "run `dvc repro` to train it", WEIGHTS, "no trained connector here")

@@ -12,11 +12,11 @@ from frozenbridge.core.config import (boolean, boolean_or, choice, fail, field, 
                                       optional, span)
 from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.core.schedule import SCHEDULES
+from frozenbridge.designs import design_names
 from frozenbridge.shapes.data.draw import most_that_fit
 from frozenbridge.shapes.data.vocab import COLORS, KINDS, RECIPE_NAMES
 
 ORDERS = ("rows", "columns")
-DESIGNS = ("mlp", "resampler", "cross_attention", "codebook")  # the connector designs (bridge/designs/)
 
 
 def parse_pair(value: Any, key: str) -> tuple[str, str]:
@@ -68,7 +68,8 @@ class DataParams:
 
 
 @dataclass(frozen=True)
-class ConnectorParams:
+class MlpKnobs:
+    """design: mlp (designs/mlp.py, the reference's): merged patches through a two-layer MLP."""
     merge: int = field(2, integer())  # k: each k x k block of neighbouring patches becomes one token (1 = no merge)
     hidden: int | None = field(None, optional(integer()))  # MLP hidden width; null = the language model's width
     prefix_tokens: int = field(1, integer())  # tokens made from a pooled vector
@@ -76,13 +77,54 @@ class ConnectorParams:
     norm: bool = field(False, boolean())  # LayerNorm on the connector's input
     positions: bool = field(True, boolean())  # a learned vector per image token, added to its output
     init_scale: float = field(1.0, number(0, 10))  # the last layer's initial weights are multiplied by this
-    # how the picture reaches the language model (bridge/designs/): mlp (merged patches -> MLP -> image tokens, the
-    # reference's), resampler (learned queries), cross_attention (gated blocks inside the frozen model, no image
-    # tokens), codebook (each merged patch -> its nearest k-means code -> a trained embedding)
-    design: str = field("mlp", choice(*DESIGNS))
-    latents: int = field(49, integer())  # resampler: its learned queries, so its image tokens
-    every: int = field(4, integer())  # cross_attention: a block before every `every`-th decoder layer
-    codes: int = field(1024, integer())  # codebook: k-means codes fitted on the training pictures' merged patches
+
+
+@dataclass(frozen=True)
+class ResamplerKnobs:
+    """design: resampler (designs/resampler.py): learned queries read the patches."""
+    latents: int = field(49, integer())  # its learned queries, so its image tokens
+    depth: int = field(1, integer())  # blocks of attention and feed-forward the queries pass through
+    query_scale: float = field(1.0, number(0, 100))  # the queries' initial spread, times 1/sqrt(their width)
+    heads: int = field(4, integer())
+    head_dim: int = field(64, integer())
+
+
+@dataclass(frozen=True)
+class CrossAttentionKnobs:
+    """design: cross_attention (designs/cross_attention.py): gated blocks inside the frozen model."""
+    every: int = field(4, integer())  # a block before every `every`-th decoder layer
+    heads: int = field(2, integer())
+    head_dim: int = field(32, integer())
+    gate_init: float = field(0.0, number(-10, 10))  # each gate's start (its tanh scales the block; 0: the text model)
+    gate_lr: float | None = field(None, optional(number(0, 1)))  # the gates' own learning rate; null: train.lr
+    feed_forward: bool = field(False, boolean())  # a gated feed-forward after each block's attention (Flamingo's)
+
+
+@dataclass(frozen=True)
+class CodebookKnobs:
+    """design: codebook (designs/codebook.py): each merged patch -> its nearest k-means code -> an embedding."""
+    codes: int = field(1024, integer())  # k-means codes fitted on the training pictures' merged patches
+    merge: int = field(2, integer())
+    order: str = field("columns", choice(*ORDERS))
+    positions: bool = field(True, boolean())
+    embedding_lr: float | None = field(None, optional(number(0, 1)))  # the codes' embeddings' own; null: train.lr
+
+
+@dataclass(frozen=True)
+class ConnectorParams:
+    # how the picture reaches the language model, a file each in designs/: mlp (merged patches -> MLP -> image
+    # tokens, the reference's), resampler (learned queries), cross_attention (gated blocks inside the frozen model,
+    # no image tokens), codebook (each merged patch -> its nearest k-means code -> a trained embedding)
+    design: str = field("mlp", choice(*design_names()))
+    # each design's knobs, read by that design alone (a design with none needs no section)
+    mlp: MlpKnobs = field(MlpKnobs())
+    resampler: ResamplerKnobs = field(ResamplerKnobs())
+    cross_attention: CrossAttentionKnobs = field(CrossAttentionKnobs())
+    codebook: CodebookKnobs = field(CodebookKnobs())
+
+    def knobs(self) -> Any:
+        """The chosen design's section, or None for a design that has none."""
+        return getattr(self, self.design, None)
 
 
 @dataclass(frozen=True)

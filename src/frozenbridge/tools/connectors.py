@@ -39,13 +39,14 @@ from pathlib import Path
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.workspace import Terminated, changed_stages, git, precision_mismatch, restored, run_experiment
 
-# setting -> shapes.connector values; every other connector key stays as params.yaml has it
+# setting -> keys under shapes.connector (the design, and its own section's knobs); every other key stays as
+# params.yaml has it
 SETTINGS: dict[str, dict[str, object]] = {
-    "resampler-49": {"design": "resampler", "latents": 49},
-    "resampler-16": {"design": "resampler", "latents": 16},
-    "cross_attention-4": {"design": "cross_attention", "every": 4},
-    "cross_attention-6": {"design": "cross_attention", "every": 6},
-    "codebook-1024": {"design": "codebook", "codes": 1024},
+    "resampler-49": {"design": "resampler", "resampler.latents": 49},
+    "resampler-16": {"design": "resampler", "resampler.latents": 16},
+    "cross_attention-4": {"design": "cross_attention", "cross_attention.every": 4},
+    "cross_attention-6": {"design": "cross_attention", "cross_attention.every": 6},
+    "codebook-1024": {"design": "codebook", "codebook.codes": 1024},
 }
 RECIPES = ("caption", "caption_qa")  # caption is stage 1's own connector
 TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need

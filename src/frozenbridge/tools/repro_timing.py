@@ -61,7 +61,7 @@ def pick_device_type() -> str:
 
 def benchmark_step(reps: int = 5) -> float:
     """Median seconds of a training step, batch 16 captions at 49 image tokens, the embedded language model."""
-    from frozenbridge.bridge.connector import Connector
+    from frozenbridge.bridge.connector import MergedPatchMLP
     from frozenbridge.bridge.model import VLM
     from frozenbridge.core.device import pick_device
     from frozenbridge.core.frozen import frozen_language
@@ -71,7 +71,7 @@ def benchmark_step(reps: int = 5) -> float:
     device = pick_device("auto")
     lm, bf16 = frozen_language("smollm2-135m", device)
     torch.manual_seed(0)
-    vlm = VLM(lm, Connector([14, 14, 112], lm.width, merge=2).to(device), device, bf16)
+    vlm = VLM(lm, MergedPatchMLP([14, 14, 112], lm.width, merge=2).to(device), device, bf16)
     feats = torch.randn(16, 196, 112)
     return timed(train_step(vlm, feats, caption_items(16)), reps)
 

@@ -16,7 +16,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.saved_run import encoder_config, save_run
 from frozenbridge.bridge.sequence import Interleaved
@@ -80,7 +80,7 @@ def train_run(params, replicate: int, train: PictureFeatures, test: PictureFeatu
     o = params.onetoken
     s = seeds(params.seed, replicate)
     torch.manual_seed(int(s["init"].generate_state(1)[0]))
-    connector = Connector([train.feats.shape[-1]], lm.width, hidden=o.hidden, prefix_tokens=o.prefix_tokens)
+    connector = MergedPatchMLP([train.feats.shape[-1]], lm.width, hidden=o.hidden, prefix_tokens=o.prefix_tokens)
     vlm = VLM(lm, connector.to(device), device, bf16)
     log.info("%s", connector.describe())
     n = len(test) if o.evaluate.pictures is None else min(o.evaluate.pictures, len(test))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.design import Design
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.shapes.data.vocab import COLORS, KINDS
 from frozenbridge.shapes.summary.replicates import summary
@@ -108,7 +108,7 @@ def probe_place(train: tuple[np.ndarray, list], tests: dict[str, tuple[np.ndarra
 
 
 def place_vectors(feats: torch.Tensor, scenes: list[list[dict]], grid: tuple[int, int], image_size: int,
-                  connector: Connector | None = None) -> np.ndarray:
+                  connector: Design | None = None) -> np.ndarray:
     """Shape vectors at the encoder output (no connector) or after `connector`."""
     if connector is None:
         return shape_vectors(feats, scenes, lambda s: cells_under(s, grid, image_size))

@@ -171,10 +171,16 @@ def rule_table(saved: dict, params: dict | None) -> list[str]:
     return rows
 
 
+MOVED = ("merge", "hidden", "prefix_tokens", "order", "norm", "positions", "init_scale")  # to connector.mlp.
+
+
 def _matches(overrides: dict, params: dict) -> bool:
-    """Whether params.yaml (a mapping) holds every override, keys under `shapes:` as the sweep spells them."""
+    """Whether params.yaml (a mapping) holds every override, keys under `shapes:` as the sweep spells them (runs made
+    before the MLP's knobs moved under connector.mlp spell them connector.merge, ...)."""
     def get(key: str):
         node = params.get("shapes", {})
+        if key.startswith("connector.") and key.split(".", 1)[1] in MOVED:
+            key = key.replace("connector.", "connector.mlp.", 1)
         for part in key.split("."):
             node = node.get(part) if isinstance(node, dict) else None
         return node

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import statistics
 
-from frozenbridge.bridge.connector import Connector
+from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.shapes.sweeps.converge import apply_overrides, run_one
 
 
 def connector_params(feature_shape: list[int], width: int, merge: int, hidden: int | None, positions: bool) -> int:
-    return Connector(feature_shape, width, merge=merge, hidden=hidden, positions=positions).n_params
+    return MergedPatchMLP(feature_shape, width, merge=merge, hidden=hidden, positions=positions).n_params
 
 
 def matched_hidden(feature_shape: list[int], width: int, merge: int, positions: bool) -> int:
@@ -26,11 +26,11 @@ def matched_hidden(feature_shape: list[int], width: int, merge: int, positions: 
 def settings(raw: dict, feature_shape: list[int], width: int) -> dict:
     """name -> (validated params) for the three connectors."""
     base = apply_overrides(raw, {})
-    c = base.shapes.connector
+    c = base.shapes.connector.mlp
     wide = matched_hidden(feature_shape, width, c.merge, c.positions)
     return {f"{c.merge}x{c.merge} merged": base,
-            "unmerged": apply_overrides(raw, {"connector.merge": 1}),
-            "unmerged, size-matched": apply_overrides(raw, {"connector.merge": 1, "connector.hidden": wide})}
+            "unmerged": apply_overrides(raw, {"connector.mlp.merge": 1}),
+            "unmerged, size-matched": apply_overrides(raw, {"connector.mlp.merge": 1, "connector.mlp.hidden": wide})}
 
 
 def capacity(raw: dict, data, test, lm, device, bf16) -> dict:
@@ -39,14 +39,14 @@ def capacity(raw: dict, data, test, lm, device, bf16) -> dict:
     out: dict = {}
     shape = data.meta["output_shape"]
     for name, params in settings(raw, shape, lm.width).items():
-        c = params.shapes.connector
+        c = params.shapes.connector.mlp
         runs = []
         for rep in params.replicates:
             r = run_one(params, rep, data, test, lm, device, bf16, params.shapes.train.stage1_steps,
                         params.shapes.train.stage1_steps, params.shapes.evaluate.items, stop=False)
             runs.append({"replicate": rep, "exact": r["curve"][-1][1], "final_loss": r["final_loss"],
                          "step_seconds": r["step_seconds"]})
-        connector = Connector(shape, lm.width, merge=c.merge, hidden=c.hidden, positions=c.positions)
+        connector = MergedPatchMLP(shape, lm.width, merge=c.merge, hidden=c.hidden, positions=c.positions)
         out[name] = {"tokens": connector.n_out, "connector_params": connector.n_params, "runs": runs,
                      **{k: statistics.median(r[k] for r in runs) for k in ("exact", "final_loss", "step_seconds")}}
     return out

@@ -51,7 +51,7 @@ def probe_at(fn, feats: dict, scenes: dict, grid, size: int, k: int, order: str)
 
 def places(params, runs: Path, feature_shape: list[int], grid) -> dict:
     """place -> [one function a replicate (or one for the encoder's places)] from features to vectors."""
-    c = params.shapes.connector
+    c = params.shapes.connector.mlp
     k, order = c.merge, c.order
     out = {"encoder cells": [(lambda x: x, 1, "rows")],
            "connector input": [(lambda x: merge_patches(x, grid, k, order), k, order)]}

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from frozenbridge.bridge.connector import Connector
-from frozenbridge.bridge.designs import design_class
 from frozenbridge.bridge.data_parallel import DataParallel, SummedGradients, broadcast_parameters, world
+from frozenbridge.bridge.design import Design, design_class
+from frozenbridge.bridge.inside import InsideLog
 from frozenbridge.bridge.lora import attach_lora, lora_state, set_lora_state, trainable
 from frozenbridge.bridge.model import VLM, decoder_layers
 from frozenbridge.bridge.perplexity import language_state
@@ -45,12 +45,12 @@ def run_seeds(seed: int, replicate: int) -> dict[str, np.random.SeedSequence]:
 
 
 def new_connector(params: Params, feature_shape: list[int], width: int, seed: np.random.SeedSequence,
-                  layers: int | None = None, centroids: torch.Tensor | None = None) -> Connector:
+                  layers: int | None = None, centroids: torch.Tensor | None = None) -> Design:
     """The design params.yaml names, its weights drawn from the run's init stream (`layers`: the language model's
     decoder layers, for cross-attention; `centroids`: the codebook stage's, for codebook)."""
     torch.manual_seed(int(seed.generate_state(1)[0]))
     c = params.shapes.connector
-    return design_class(c.design).from_params(c, feature_shape, width, layers=layers, centroids=centroids)
+    return design_class(c.design).from_params(c.knobs(), feature_shape, width, layers=layers, centroids=centroids)
 
 
 def design_inputs(params: Params, lm: LanguageModel, codebook_dir: Path | None) -> dict:
@@ -117,17 +117,23 @@ def study_steps(params: Params) -> int:
 
 
 def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict, params: Params, history: list,
-               run: str, checkpoints: Checkpoints, rule: Stage1Rule | None = None) -> object | None:
-    """Train `phases` in turn; stage 1 (`rule` given) stops where the rule says (training.stage1_rule)."""
+               run: str, checkpoints: Checkpoints, rule: Stage1Rule | None = None,
+               inside: InsideLog | None = None) -> object | None:
+    """Train `phases` in turn; stage 1 (`rule` given) stops where the rule says (training.stage1_rule); `inside`
+    looks inside the design as it trains (bridge.inside)."""
     resume = checkpoints.load()
     if resume is not None:
         vlm.connector.load_state_dict(resume["connector"])
         history[:] = [tuple(h) for h in resume["history"]]
         if rule is not None:  # the checks read before the checkpoint, for run.json
             rule.checks[:] = [tuple(c) for c in resume.get("extra", {}).get("stage1_checks", [])]
+        if inside is not None:
+            inside.entries[:] = resume.get("extra", {}).get("inside", [])
+    if inside is not None:
+        inside(len(history))
     peft_model = None
     for i, phase in enumerate(phases):
-        groups = [{"params": list(vlm.connector.parameters()), "lr": params.shapes.train.lr}]
+        groups = vlm.connector.param_groups(params.shapes.train.lr)
         if phase.lora:
             peft_model = add_lora(vlm.lm, params, seeds["init"])
             lora = trainable(vlm.lm)
@@ -151,11 +157,15 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
             next(batches)
 
         def after_step(step: int, i=i, optimizer=optimizer) -> bool:
+            if inside is not None:
+                inside(len(history))
             if rule is not None and rule(step):  # every process reads the same captions and stops alike
                 return True  # before a checkpoint: one written here would be resumed past the check that passed
             if world()[0] == 0 and checkpoints.due(len(history)):  # one process writes
+                extra = {**({"stage1_checks": rule.checks} if rule is not None else {}),
+                         **({"inside": inside.entries} if inside is not None and inside.entries else {})}
                 checkpoints.save(i, step, vlm.connector, optimizer, lora_state(peft_model), history,
-                                 extra={"stage1_checks": rule.checks} if rule is not None else None)
+                                 extra=extra or None)
             return False
         steps = rule_steps(params.shapes.train) if rule is not None else phase.n_steps(params.shapes.train)
         train_phase(vlm, data, phase, steps, batches, optimizer, history, run, done, after_step,
@@ -165,7 +175,7 @@ def run_phases(vlm: VLM, data: SplitData, phases: tuple[Phase, ...], seeds: dict
     return peft_model
 
 
-def write_run(out: Path, connector: Connector, lm: LanguageModel, data_meta: dict, history: list, info: dict,
+def write_run(out: Path, connector: Design, lm: LanguageModel, data_meta: dict, history: list, info: dict,
               peft_model=None, params: Params | None = None) -> None:
     """The saved run (connector, LoRA adapter, config.json) plus the shapes study's history.csv and run.json."""
     t = params.shapes.train
@@ -219,7 +229,8 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
     start = time.perf_counter()
     rule = Stage1Rule(vlm, data, params.shapes.train, params.shapes.evaluate, run) if recipe is None else None
     before = len(history)
-    peft_model = run_phases(vlm, data, phases, seeds, params, history, run, checkpoints, rule)
+    inside = InsideLog(connector, data.feats, device)
+    peft_model = run_phases(vlm, data, phases, seeds, params, history, run, checkpoints, rule, inside)
     steps = len(history) - before
     if steps:
         log.info("%s: %d steps in %.1f s, %.2f s a step (%s)", run, steps, time.perf_counter() - start,
@@ -228,7 +239,9 @@ def train(params: Params, recipe: str | None, replicate: int, data: SplitData, l
             "connector_params": connector.n_params, "image_tokens": connector.n_out,
             "lora_params": sum(p.numel() for p in lm.model.parameters() if p.requires_grad) if peft_model else 0,
             "steps": len(history), "final_loss": history[-1][2] if history else None, "compiled_layers": compiled,
+            "device": str(device), "precision": describe(bf16),
             **({"stage1_checks": rule.checks} if rule is not None else {}),
+            **({"inside": inside.entries} if inside.entries else {}),
             "encoder": data.meta["encoder"], "encoder_revision": data.meta["revision"],
             "language": lm.name, "language_revision": lm.revision,
             "language_check": {"before": language_before, "after": language_state(lm, device, bf16)}}

@@ -1,6 +1,7 @@
 """Design 4, codebook tokens: each merged patch becomes the id of its nearest entry in a codebook fitted once by
-k-means over the cached training features, and the trained part is one embedding a code (Chameleon's discrete
-picture tokens; at small scale, k-means over frozen features, as speech units over HuBERT's).
+k-means over the cached training features (stage shapes_codebook, shapes/training/codebook.py), and the trained
+part is one embedding a code (Chameleon's discrete picture tokens; at small scale, k-means over frozen features, as
+speech units over HuBERT's).
 
     patches (B, rows*cols, width) -> k x k merge, as the MLP connector's -> nearest of `codes` centroids
                                   -> embedding of that code (+ a learned position per token): image tokens
@@ -17,37 +18,11 @@ import torch
 from torch import nn
 
 from frozenbridge.bridge.connector import merge_patches
+from frozenbridge.bridge.design import SequenceDesign
 from frozenbridge.core.errors import FrozenbridgeError
 
 
-def fit_codebook(vectors: torch.Tensor, codes: int, seed: int, iterations: int = 25) -> torch.Tensor:
-    """(codes, width) centroids: k-means++ seeding from a seeded generator, then Lloyd's iterations, in fp32 on the
-    CPU so the same vectors and seed give the same codebook. An emptied cluster takes the vector farthest from its
-    centroid."""
-    x = vectors.float()
-    if len(x) < codes:
-        raise ValueError(f"{len(x)} vectors cannot fit {codes} codes")
-    gen = torch.Generator().manual_seed(seed)
-    centroids = x[torch.randint(len(x), (1,), generator=gen)]
-    nearest = torch.cdist(x, centroids).squeeze(1) ** 2
-    for _ in range(codes - 1):  # k-means++: each next seed drawn with probability proportional to squared distance
-        pick = torch.multinomial(nearest / nearest.sum(), 1, generator=gen)
-        centroids = torch.cat([centroids, x[pick]])
-        nearest = torch.minimum(nearest, ((x - x[pick]) ** 2).sum(-1))
-    for _ in range(iterations):
-        distances = torch.cdist(x, centroids)
-        assign = distances.argmin(1)
-        sums = torch.zeros_like(centroids).index_add_(0, assign, x)
-        counts = torch.bincount(assign, minlength=codes)
-        empty = counts == 0
-        centroids = torch.where(empty[:, None], centroids, sums / counts.clamp(min=1)[:, None])
-        if empty.any():
-            far = distances.gather(1, assign[:, None]).squeeze(1).topk(int(empty.sum())).indices
-            centroids[empty] = x[far]
-    return centroids
-
-
-class Codebook(nn.Module):
+class Codebook(SequenceDesign):
     design = "codebook"
 
     @property
@@ -56,12 +31,14 @@ class Codebook(nn.Module):
         return self.k, self.order
 
     def __init__(self, feature_shape: list[int], out_dim: int, merge: int = 2, codes: int = 1024,
-                 order: str = "columns", positions: bool = True, centroids: torch.Tensor | None = None):
+                 order: str = "columns", positions: bool = True, centroids: torch.Tensor | None = None,
+                 embedding_lr: float | None = None):
         super().__init__()
         if len(feature_shape) != 3:
             raise ValueError("the codebook reads a grid of patch vectors (vision.features: patches)")
         rows, cols, width = feature_shape
         self.feature_shape, self.out_dim, self.k, self.order = list(feature_shape), out_dim, merge, order
+        self.embedding_lr = embedding_lr
         self.grid = (rows, cols)
         self.n_out = -(-rows // merge) * -(-cols // merge)
         self.register_buffer("centroids", torch.zeros(codes, merge * merge * width) if centroids is None
@@ -70,20 +47,33 @@ class Codebook(nn.Module):
         self.positions = nn.Parameter(torch.zeros(self.n_out, out_dim)) if positions else None
 
     @classmethod
-    def from_params(cls, c, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
+    def from_params(cls, k, feature_shape: list[int], width: int, layers: int | None = None, centroids=None):
         if centroids is None:
             raise FrozenbridgeError("shapes.connector.design = codebook needs its codebook: run `dvc repro "
                                     "shapes_codebook` first")
-        return cls(feature_shape, width, merge=c.merge, codes=c.codes, order=c.order, positions=c.positions,
-                   centroids=centroids)
+        return cls(feature_shape, width, merge=k.merge, codes=k.codes, order=k.order, positions=k.positions,
+                   centroids=centroids, embedding_lr=k.embedding_lr)
 
     def config(self) -> dict:
         return {"feature_shape": self.feature_shape, "out_dim": self.out_dim, "merge": self.k,
-                "codes": self.embedding.num_embeddings, "order": self.order, "positions": self.positions is not None}
+                "codes": self.embedding.num_embeddings, "order": self.order, "positions": self.positions is not None,
+                "embedding_lr": self.embedding_lr}
 
-    @property
-    def n_params(self) -> int:
-        return sum(p.numel() for p in self.parameters())  # trainable only: the centroids are a buffer
+    # n_params counts the trainable parameters only: the centroids are a buffer
+
+    def param_groups(self, lr: float) -> list[dict]:
+        """One group at the run's `lr`, or the codes' embeddings in a group of their own at `embedding_lr`."""
+        if self.embedding_lr is None:
+            return [{"params": list(self.parameters()), "lr": lr}]
+        rest = [p for name, p in self.named_parameters() if not name.startswith("embedding.")]
+        return [{"params": rest, "lr": lr}, {"params": list(self.embedding.parameters()), "lr": self.embedding_lr}]
+
+    @torch.no_grad()
+    def inside(self, feats: torch.Tensor) -> dict:
+        """How many of its codes the pictures `feats` use (the codebook is fitted once, so this moves only with
+        the pictures): distinct codes, and the share of all codes."""
+        used = int(self.code_ids(feats).unique().numel())
+        return {"codes_used": used, "codes_share": round(used / self.embedding.num_embeddings, 4)}
 
     def code_ids(self, feats: torch.Tensor) -> torch.Tensor:
         """(B, n_out) the nearest code of each merged patch."""
@@ -100,3 +90,6 @@ class Codebook(nn.Module):
         return (f"codebook ({rows}x{cols} grid, {self.k}x{self.k} merge -> {self.n_out} codes of "
                 f"{self.embedding.num_embeddings:,}, embeddings of {self.out_dim}): {self.n_params:,} trainable "
                 "parameters")
+
+
+DESIGN = Codebook

@@ -1,0 +1,95 @@
+"""The design sweep on tiny models: each run's row kept as it ends (curve, what the design does inside, machine and
+precision), a sweep stopped mid-way goes on at the next missing setting, the pick follows the plan's rule and no
+other, and the figure is drawn."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from frozenbridge.core.backbones.language import load_language
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.tools.design_sweep.plan import load_plan, plan_digest
+from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, run_sweep, todo, write_picks
+from frozenbridge.tools.design_sweep.train import Inputs, run_setting
+
+PLAN = """threshold: 60
+every: 2
+cap: 4
+flat: {checks: 4, gain: 2.0}
+rule: fewest_steps_then_best_at_cap
+grids:
+  mlp: [{train.lr: 0.001}, {train.lr: 0.01}]
+  cross_attention: [{connector.cross_attention.every: 1, connector.cross_attention.gate_init: 0.5}]
+"""
+RAW = {"shapes": {"train": {"batch_size": 4, "stage1_steps": 2, "stage1_until": {"items": 3}, "compile": False},
+                  "evaluate": {"batch_size": 8, "caption_tokens": 6}}}
+
+
+@pytest.fixture()
+def sweep(tmp_path, tiny_models):
+    from test_train import tiny_split
+
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    plan = load_plan(tmp_path / "plan.yaml")
+    shared = Inputs(tiny_split(), load_language(str(tiny_models["qwen2"])), torch.device("cpu"), False,
+                    {"device": "test CPU"})
+    return plan, tmp_path / "sweep", shared
+
+
+def test_a_sweep_keeps_each_run_goes_on_after_a_stop_and_picks_by_the_plans_rule(sweep):
+    plan, out, shared = sweep
+    calls = []
+
+    def train(design, setting):
+        calls.append((design, setting.name))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the sitting ends during the second run
+        return run_setting(RAW, design, setting, plan, shared)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(plan, plan.designs, out, train)
+    assert [p.relative_to(out).as_posix() for p in out.rglob("*.json")] == ["mlp/lr=0.001.json"]
+    assert [(d, s.name) for d, s in todo(out, plan, plan.designs)] == [
+        ("mlp", "lr=0.01"), ("cross_attention", "every=1,gate_init=0.5")]
+    written = run_sweep(plan, plan.designs, out, train)
+    assert calls == [("mlp", "lr=0.001"), ("mlp", "lr=0.01"), ("mlp", "lr=0.01"),
+                     ("cross_attention", "every=1,gate_init=0.5")]  # the kept run is not trained again
+    assert len(written) == 2 and todo(out, plan, plan.designs) == []
+
+    row = json.loads((out / "cross_attention/every=1,gate_init=0.5.json").read_text())
+    assert [p[0] for p in row["curve"]] == [2, 4] and row["stopped"] == "cap" and row["plan"] == plan_digest(plan)
+    assert row["values"] == {"connector.cross_attention.every": 1, "connector.cross_attention.gate_init": 0.5}
+    assert [e["step"] for e in row["inside"]] == [0, 2, 4]
+    assert row["inside"][0]["gates"][0] == round(float(torch.tanh(torch.tensor(0.5))), 4)
+    assert (row["precision"], row["device"], row["machine"]) == ("fp32", "cpu", {"device": "test CPU"})
+    mlp = json.loads((out / "mlp/lr=0.001.json").read_text())
+    assert mlp["inside"] == [] and mlp["connector_params"] > 0
+
+    with pytest.raises(FrozenbridgeError, match="picking by rule 'best_final_share' is refused"):
+        write_picks(plan, out, rule="best_final_share")
+    assert not (out / PICKED).exists()
+    picked = write_picks(plan, out)
+    assert set(picked["picked"]) == {"mlp", "cross_attention"} and picked["runs_missing"] == {}
+    assert picked["picked"]["cross_attention"]["setting"] == "every=1,gate_init=0.5"
+    assert picked["picked"]["mlp"]["reason"]  # a sentence made of the rows' numbers
+    assert json.loads((out / PICKED).read_text()) == picked
+
+    from frozenbridge.tools.design_sweep.figure import draw_curves
+
+    assert draw_curves(plan, out, picked, out / FIGURE).stat().st_size > 10_000
+
+
+def test_the_command_refuses_another_rule_and_a_design_the_plan_does_not_sweep(tmp_path, capsys):
+    from frozenbridge.tools.design_sweep.__main__ import main
+
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    for argv, said in ((["--rule", "best_final_share"], "picking by rule 'best_final_share' is refused"),
+                       (["--design", "perceiver"], "no grid for design 'perceiver'")):
+        with pytest.raises(SystemExit) as stop:
+            main(["--plan", str(tmp_path / "plan.yaml"), "--pick", *argv])
+        assert stop.value.code == 2 and said in capsys.readouterr().err
+    main(["--plan", str(tmp_path / "plan.yaml"), "--list"])
+    assert capsys.readouterr().out.splitlines()[0].split() == ["mlp", "to", "run", "lr=0.001"]
