@@ -15,7 +15,7 @@ from frozenbridge.tools.design_sweep.regime import best_within_cap, equal_steps,
 from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN
 
 PLAN = {
-    "threshold": 60, "every": 50, "cap": 400, "flat": {"checks": 3, "gain": 2.0},
+    "threshold": 60, "every": 50, "cap": 400, "flat": {"checks": 3, "gain": 2.0, "after": 0},
     "rule": "fewest_steps_then_best_at_cap",
     "grids": {"mlp": [{"train.lr": 1.0e-4}, {"train.lr": 3.0e-4}, {"train.lr": 1.0e-3}, {"train.lr": 3.0e-3}],
               "cross_attention": [{"train.lr": 1.0e-3, "connector.cross_attention.gate_init": 0.5},
@@ -163,6 +163,19 @@ def test_a_running_sweep_stops_when_flat_or_at_the_cap(plan):
     assert stop_early(PLATEAU[:7], plan) and stop_reason(PLATEAU[:7], plan) == "flat"
     assert stop_reason(RISING, plan) == "cap"
     assert stop_early(curve([30, 100]), plan)
+
+
+def test_no_run_stops_for_a_flat_curve_before_the_plans_after_step(plan):
+    """A curve at 0 for its first points (a gate still closed) is flat by the numbers; before `flat.after` it goes
+    on; 100% stops it at any step."""
+    import dataclasses
+
+    waiting = dataclasses.replace(plan, after=300)
+    zeros = curve([0, 0, 0, 0, 0])  # steps 50..250
+    assert is_flat(zeros, 3, 2.0) and stop_early(zeros, plan)
+    assert not stop_early(zeros, waiting) and stop_reason(zeros, waiting) is None
+    assert stop_early(curve([0, 0, 0, 0, 0, 0]), waiting)  # step 300: from then on, flat stops it
+    assert stop_early(curve([40, 100]), waiting)
 
 
 # the pick

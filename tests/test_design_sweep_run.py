@@ -18,7 +18,7 @@ from frozenbridge.tools.design_sweep.train import Inputs, run_setting
 PLAN = """threshold: 60
 every: 2
 cap: 4
-flat: {checks: 4, gain: 2.0}
+flat: {checks: 4, gain: 2.0, after: 0}
 rule: fewest_steps_then_best_at_cap
 grids:
   mlp: [{train.lr: 0.001}, {train.lr: 0.01}]

@@ -81,9 +81,13 @@ def main(argv: list[str] | None = None) -> None:
             return
         if not args.pick:
             from frozenbridge.core.config import read_params_file
-            from frozenbridge.tools.design_sweep.train import run_setting
+            from frozenbridge.tools.design_sweep.train import run_setting, setting_params
 
-            raw, shared = read_params_file(args.params), inputs(args.params, args.data)
+            raw = read_params_file(args.params)
+            for design in designs:  # every setting checked like params.yaml before the first run
+                for setting in plan.grid(design):
+                    setting_params(raw, design, setting)
+            shared = inputs(args.params, args.data)
             run_sweep(plan, designs, out, lambda d, s: run_setting(raw, d, s, plan, shared, args.replicate))
         picked = write_picks(plan, out, args.rule)
         from frozenbridge.tools.design_sweep.figure import draw_curves

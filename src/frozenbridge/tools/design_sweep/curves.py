@@ -88,8 +88,11 @@ def still_learning(curve: Curve, checks: int, gain: float) -> bool:
 
 
 def stop_early(curve: Curve, plan: Plan) -> bool:
-    """What a running sweep asks after each point: stop now, the curve is flat (or at 100%)?"""
-    return is_flat(curve, plan.checks, plan.gain)
+    """What a running sweep asks after each point: stop now? At 100% exact, yes; on a flat curve, from the plan's
+    `flat.after` step on (before it a curve may sit at 0 while, say, a gate opens)."""
+    if curve and curve[-1][1] >= 100:
+        return True
+    return bool(curve) and curve[-1][0] >= plan.after and is_flat(curve, plan.checks, plan.gain)
 
 
 def stop_reason(curve: Curve, plan: Plan) -> str | None:

@@ -6,7 +6,8 @@ A plan file (results/connectors/sweep/plan.yaml by default) declares every key; 
     threshold: 60                  # percent exact the picking rule counts steps to, in (0, 100]
     every: 50                      # a learning-curve point every N steps
     cap: 1200                      # the most steps a run trains: a multiple of `every`
-    flat: {checks: 4, gain: 2.0}   # stop early once the last 4 points' best is less than 2 points above the best before
+    flat: {checks: 4, gain: 2.0, after: 600}   # stop early once the last 4 points' best is less than 2 points
+                                   # above the best before, but never before step 600 (a curve may sit at 0 a while)
     rule: fewest_steps_then_best_at_cap
     grids:                         # per design, its settings: dotted keys under params.yaml's shapes: section
       mlp: [{train.lr: 1.0e-4}, {train.lr: 3.0e-4}]
@@ -35,7 +36,7 @@ from frozenbridge.core.errors import FrozenbridgeError
 DEFAULT_PATH = Path("results/connectors/sweep/plan.yaml")
 RULES = ("fewest_steps_then_best_at_cap",)  # the picking rules pick.py implements: a plan may name no other
 KEYS = ("threshold", "every", "cap", "flat", "rule", "grids")
-FLAT_KEYS = ("checks", "gain")
+FLAT_KEYS = ("checks", "gain", "after")
 SETTING = "a non-empty mapping of dotted keys under params.yaml's shapes: section to values, e.g. {train.lr: 0.001}"
 VALUE = "a number, a word (letters, digits, _ . + -), true, false or null"
 
@@ -63,6 +64,7 @@ class Plan:
     cap: int  # most steps a run trains
     checks: int  # flat: points looked back over
     gain: float  # flat: the least rise, in points, that counts as still improving
+    after: int  # flat: no run stops early for a flat curve before this step (100% exact stops it at any step)
     rule: str
     grids: tuple[tuple[str, tuple[Setting, ...]], ...]  # (design, its settings), in the file's order
     source: str = str(DEFAULT_PATH)  # the file it was read from, for messages; not part of the digest
@@ -93,13 +95,14 @@ def load_plan(path: str | Path = DEFAULT_PATH) -> Plan:
             raise fail("cap", cap, f"a multiple of every ({every})")
         return Plan(threshold=number(0, 100)(raw["threshold"], "threshold"), every=every, cap=cap,
                     checks=integer(1)(flat["checks"], "flat.checks"), gain=number(0, 100)(flat["gain"], "flat.gain"),
+                    after=integer(0)(flat["after"], "flat.after"),
                     rule=choice(*RULES)(raw["rule"], "rule"), grids=_grids(raw["grids"]), source=str(path))
 
 
 def plan_digest(plan: Plan) -> str:
     """12 hex digits of a hash of what the plan declares: the same for the same plan however it is spelled."""
     content = {"threshold": plan.threshold, "every": plan.every, "cap": plan.cap, "rule": plan.rule,
-               "flat": {"checks": plan.checks, "gain": plan.gain},
+               "flat": {"checks": plan.checks, "gain": plan.gain, "after": plan.after},
                "grids": {design: sorted([s.name, [list(kv) for kv in s.values]] for s in settings)
                          for design, settings in plan.grids}}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:12]
