@@ -36,13 +36,16 @@ def test_a_setting_is_kept_for_the_pipeline_and_values_it_ran_with(tmp_path):
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="seed: 0\n")
     key, values = pipeline(tmp_path), SETTINGS["resampler-16"]
-    (tmp_path / "kept").mkdir()
-    (tmp_path / "kept/design.json").write_text(json.dumps({"pipeline": key, "setting": values}))
+    for r in (0, 1):
+        (tmp_path / f"kept/replicates/{r}").mkdir(parents=True)
+        (tmp_path / f"kept/replicates/{r}/design.json").write_text(json.dumps({"pipeline": key, "setting": values}))
     _commit(tmp_path, README_md="results\n")
-    assert pipeline(tmp_path) == key and kept(tmp_path / "kept", key, values)
-    assert not kept(tmp_path / "kept", key, SETTINGS["resampler-49"]) and not kept(tmp_path / "none", key, values)
+    assert pipeline(tmp_path) == key and kept(tmp_path / "kept", key, values, [0, 1])
+    assert not kept(tmp_path / "kept", key, values, [0, 1, 2])  # a replicate not yet run
+    assert not kept(tmp_path / "kept", key, SETTINGS["resampler-49"], [0, 1])
+    assert not kept(tmp_path / "none", key, values, [0])
     _commit(tmp_path, dvc_lock="stages: {a: 1}\n")
-    assert pipeline(tmp_path) != key and not kept(tmp_path / "kept", pipeline(tmp_path), values)
+    assert pipeline(tmp_path) != key and not kept(tmp_path / "kept", pipeline(tmp_path), values, [0, 1])
 
 
 def test_it_refuses_a_workspace_with_uncommitted_changes(tmp_path):
@@ -265,3 +268,40 @@ def test_the_figure_is_drawn_once_a_design_is_compared_and_the_page_block_is_rep
     text = update_connectors_page(page, tmp_path)
     assert text.startswith("# head\n") and text.endswith(f"{FINDINGS_END}\ntail\n") and "old" not in text
     assert "**cross_attention-4**" in text and "Behind in every replicate: held-out caption" in text
+
+
+def test_a_setting_is_kept_replicate_by_replicate_and_resumes_at_the_first_missing_one(tmp_path, monkeypatch):
+    """A sitting that stops during replicate 1 keeps replicate 0; the next call runs 1 and 2 only, and the setting's
+    folder merges the replicates' cells (each replicate's own right and gap) with its facts summed over them."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="replicates: [0, 1, 2]\n")
+    values, calls = SETTINGS["resampler-16"], []
+
+    def fake(name, values_, replicate, first, root, results, extra=(), step=True):
+        calls.append((replicate, first))
+        if len(calls) == 2:
+            raise Terminated("the sitting ends")
+        folder = connectors.replicate_folder(results / name, replicate)
+        (folder / "metrics/shapes").mkdir(parents=True)
+        cell = {str(replicate): {"right": 10.0 * replicate, "gap": 1.0}}
+        (folder / "metrics/shapes/replicates.json").write_text(json.dumps({"caption": {"seen": {"caption": cell}}}))
+        (folder / "metrics/shapes/text.json").write_text(json.dumps({"from": replicate}))
+        (folder / "design.json").write_text(json.dumps({
+            "connector_params": 7, "image_tokens": 16, "setting": values_, "pipeline": connectors.pipeline(root),
+            "minutes": 1.5, "precision": "bf16 weights + autocast", "machine": {"cpu_model": "AMD EPYC",
+                                                                            "bf16_path": "AVX512-BF16"}}))
+        return folder
+
+    monkeypatch.setattr(connectors, "run_replicate", fake)
+    with pytest.raises(Terminated):
+        run_setting("resampler-16", values, tmp_path, tmp_path / "results")
+    folder = run_setting("resampler-16", values, tmp_path, tmp_path / "results")
+    assert calls == [(0, True), (1, False), (1, False), (2, False)]  # replicate 0 is not run again
+    merged = json.loads((folder / "metrics/shapes/replicates.json").read_text())
+    assert merged == {"caption": {"seen": {"caption": {"0": {"right": 0.0, "gap": 1.0}, "1": {"right": 10.0, "gap": 1.0},
+                                                       "2": {"right": 20.0, "gap": 1.0}}}}}
+    facts = json.loads((folder / "design.json").read_text())
+    assert (facts["replicates"], facts["minutes"], facts["precision"]) == ([0, 1, 2], 4.5, ["bf16 weights + autocast"])
+    assert facts["machines"] == ["AMD EPYC (AVX512-BF16)"]
+    assert json.loads((folder / "metrics/shapes/text.json").read_text()) == {"from": 0}
+    assert kept(folder, connectors.pipeline(tmp_path), values, [0, 1, 2])

@@ -2,8 +2,11 @@
 
     core/       what every study stands on, knowing none of them (params, seeds, device, precision, feature cache,
                 saved modules, stage plumbing, the frozen backbones)
-    bridge/     the connector, the sequence, the assembled model, decoding, training step, LoRA, saved runs
+    bridge/     the connector, the sequence, the assembled model, decoding, training step, LoRA, saved runs, and
+                what the model relies on in a connector design (design.py)
+    designs/    one file a connector design, found by its name
     shapes/ digits/ retrieval/ onetoken/    one study each, laid out alike
+    audit/      a user's own pictures and questions, audited as the shapes study audits its own (in progress)
     tools/      commands that measure and report; testing/: test builders
     cli.py      the `frozenbridge` command
 """

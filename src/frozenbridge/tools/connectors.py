@@ -4,9 +4,12 @@
     python -m frozenbridge.tools.connectors --only resampler-16 codebook-1024
     python -m frozenbridge.tools.connectors --list             # the settings, which are kept, can this machine run more
 
-Each setting is one `dvc exp run` in this workspace with its design: stage 1 (captions) and caption_qa for every
-replicate params.yaml names, with all controls on seen and held-out pairs, up to the stages whose metrics are kept
-(scores and controls, probes, text; the figures and other studies are not run). Every design of a replicate sees the same
+Each setting is one `dvc exp run` a replicate in this workspace with its design (`-S replicates=[r]`): stage 1
+(captions) and caption_qa, with all controls on seen and held-out pairs, up to the stages whose metrics are kept
+(scores and controls, probes, text; the figures and other studies are not run). Each replicate is kept under
+results/connectors/<setting>/replicates/<r>/ as soon as it ends, so a sitting that stops mid-setting loses only the
+replicate it was on, and the next call starts at the first replicate missing; the setting's own folder holds the
+replicates merged (metrics/shapes/replicates.json) and design.json over them. Every design of a replicate sees the same
 pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
 (metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
 results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes, the machine and its benchmark
@@ -69,11 +72,29 @@ def pipeline(root: Path) -> str:
                           .encode()).hexdigest()[:16]
 
 
-def kept(folder: Path, key: str, values: dict[str, object]) -> bool:
-    """A setting's results were made beside this pipeline (`key`, see pipeline) with these connector values."""
-    info = folder / "design.json"
+def replicates_of(root: Path) -> list[int]:
+    """The replicates the workspace's params.yaml names (its default where it names none)."""
+    from frozenbridge.core.config import read_yaml
+    from frozenbridge.core.params import SharedParams
+
+    raw = read_yaml((root / "params.yaml").read_text()) or {}
+    return [int(r) for r in raw.get("replicates", SharedParams().replicates)]
+
+
+def replicate_folder(folder: Path, replicate: int) -> Path:
+    return folder / "replicates" / str(replicate)
+
+
+def kept_replicate(folder: Path, key: str, values: dict[str, object], replicate: int) -> bool:
+    """One replicate of a setting was made beside this pipeline (`key`, see pipeline) with these connector values."""
+    info = replicate_folder(folder, replicate) / "design.json"
     facts = json.loads(info.read_text()) if info.is_file() else {}
     return facts.get("pipeline") == key and facts.get("setting") == values
+
+
+def kept(folder: Path, key: str, values: dict[str, object], replicates: list[int]) -> bool:
+    """Every replicate of a setting was made beside this pipeline with these connector values."""
+    return all(kept_replicate(folder, key, values, r) for r in replicates)
 
 
 def same_inputs(root: Path) -> None:
@@ -93,14 +114,29 @@ def same_inputs(root: Path) -> None:
 
 def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = (),
                 step: bool = True) -> Path:
-    """One experiment, its metrics kept under results/name/, the workspace restored; returns the folder. With `step`,
-    the machine's benchmark step (tools.repro_timing) is measured before and after it, since its minutes mean
-    something only beside the machine's speed at the time."""
+    """The setting's replicates not yet kept, one experiment each (`-S replicates=[r]`), each kept under
+    results/name/replicates/r/ the moment it ends and the workspace restored; then the setting's view over every
+    replicate kept so far (merge_setting). Returns the setting's folder. A sitting that ends mid-setting keeps the
+    replicates it finished, and the next call starts at the first one missing."""
+    key, folder = pipeline(root), results / name
+    replicates = replicates_of(root)
+    for r in replicates:
+        if not kept_replicate(folder, key, values, r):
+            run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
+    return merge_setting(folder, replicates)
+
+
+def run_replicate(name: str, values: dict[str, object], replicate: int, first: bool, root: Path, results: Path,
+                  extra: tuple[str, ...] = (), step: bool = True) -> Path:
+    """One replicate of a setting: its experiment, its metrics kept under results/name/replicates/<r>/ with
+    design.json (minutes, machine, precision), the galleries where it is the first replicate. With `step`, the
+    machine's benchmark step (tools.repro_timing) is measured before and after, since its minutes mean something
+    only beside the machine's speed at the time."""
     import torch
 
     from frozenbridge.core.atomic import write_json
     from frozenbridge.core.measure import machine
-    from frozenbridge.tools.repro_timing import benchmark_step
+    from frozenbridge.tools.repro_timing import benchmark_step, bf16_path, cpu_model
     from frozenbridge.tools.snapshot import save
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -110,20 +146,64 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
         cached = (root / "data/shapes/features").exists()  # else the experiment makes them, inside its minutes
         start = time.perf_counter()
         with restored(root):
-            run_experiment(command(values, extra), root)
+            run_experiment(command(values, (*extra, f"replicates=[{replicate}]")), root)
             same_inputs(root)
             minutes = (time.perf_counter() - start) / 60
             facts = design_facts(root)
-            folder = save(name, root, base, results, only=list(KEPT),
-                          note=f"{minutes:.1f} min for this design's dvc exp run (stage 1, caption_qa, their "
-                               f"evaluations and the analyses kept; the data and features "
+            replicate_folder(results / name, replicate).parent.mkdir(parents=True, exist_ok=True)
+            folder = save(f"{name}/replicates/{replicate}", root, base, results, only=list(KEPT),
+                          note=f"{minutes:.1f} min for replicate {replicate} of this design's dvc exp run (stage 1, "
+                               f"caption_qa, their evaluations and the analyses kept; the data and features "
                                f"{'from the cache' if cached else 'made first, as the workspace had none'})")
-            keep_examples(root, folder, name)
+            if first:
+                keep_examples(root, results / name, name)
     steps += [benchmark_step()] if step else []
-    write_json(folder / "design.json", {**facts, "minutes": round(minutes, 2), "setting": values,
-                                        "benchmark_step_seconds": [round(s, 3) for s in steps] or None,
-                                        "pipeline": pipeline(root), "machine": machine(torch.device("cpu"), quick=False)})
+    where = {**machine(torch.device("cpu"), quick=False), "cpu_model": cpu_model(), "bf16_path": bf16_path()}
+    write_json(folder / "design.json", {**facts, "replicate": replicate, "minutes": round(minutes, 2),
+                                        "setting": values, "pipeline": pipeline(root), "machine": where,
+                                        "benchmark_step_seconds": [round(s, 3) for s in steps] or None})
     return folder
+
+
+def merge_setting(folder: Path, replicates: list[int]) -> Path:
+    """The setting over every replicate kept so far: metrics/shapes/replicates.json merged replicate by replicate,
+    text.json and probes.json of its first kept replicate (the zero-gate check and the probes read one), and
+    design.json with its facts, its minutes summed, the replicates kept and the machines and precisions they ran
+    on."""
+    from frozenbridge.core.atomic import write_json
+
+    done = [r for r in replicates if (replicate_folder(folder, r) / "design.json").is_file()]
+    if not done:
+        return folder
+    merged: dict = {}
+    for r in done:
+        per = json.loads((replicate_folder(folder, r) / "metrics/shapes/replicates.json").read_text())
+        for recipe, tests in per.items():
+            for test, tasks in tests.items():
+                for task, cells in tasks.items():
+                    merged.setdefault(recipe, {}).setdefault(test, {}).setdefault(task, {}).update(cells)
+    shapes = folder / "metrics" / "shapes"
+    shapes.mkdir(parents=True, exist_ok=True)
+    write_json(shapes / "replicates.json", merged)
+    for name in ("text.json", "probes.json"):
+        source = replicate_folder(folder, done[0]) / "metrics/shapes" / name
+        if source.is_file():
+            (shapes / name).write_bytes(source.read_bytes())
+    facts = [json.loads((replicate_folder(folder, r) / "design.json").read_text()) for r in done]
+    first = facts[0]
+    write_json(folder / "design.json", {
+        "connector_params": first["connector_params"], "image_tokens": first["image_tokens"],
+        "setting": first["setting"], "pipeline": first["pipeline"], "replicates": done,
+        "minutes": round(sum(f["minutes"] for f in facts), 2),
+        "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
+        "machine": first["machine"], "machines": sorted({_where(f) for f in facts}),
+        "precision": sorted({f.get("precision", "?") for f in facts})})
+    return folder
+
+
+def _where(facts: dict) -> str:
+    m = facts.get("machine") or {}
+    return f"{m.get('cpu_model') or m.get('device', '?')} ({m.get('bf16_path', 'bf16 ?')})"
 
 
 def first_replicate(root: Path) -> str:
@@ -136,7 +216,9 @@ def design_facts(root: Path) -> dict:
     """The trained part and what the language model reads, from the workspace's caption_qa run of the first
     replicate."""
     info = json.loads((root / f"runs/shapes/caption_qa/{first_replicate(root)}/model/run.json").read_text())
-    return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"]}
+    return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"],
+            "precision": info.get("precision"), "device": info.get("device"),
+            **({"inside": info["inside"]} if info.get("inside") else {})}
 
 
 def keep_examples(root: Path, folder: Path, name: str) -> None:
@@ -182,8 +264,12 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
-    key = pipeline(root)
-    todo = {name: values for name, values in settings.items() if force or not kept(results / name, key, values)}
+    key, replicates = pipeline(root), replicates_of(root)
+    if force:  # run every replicate again: forget the kept ones
+        for name in settings:
+            for r in replicates:
+                (replicate_folder(results / name, r) / "design.json").unlink(missing_ok=True)
+    todo = {name: values for name, values in settings.items() if not kept(results / name, key, values, replicates)}
     for name in settings.keys() - todo.keys():
         print(f"{name}: kept for this pipeline ({key}), not run again (--force runs it)")
     if not todo:
@@ -218,12 +304,13 @@ def main() -> None:
     settings = {name: SETTINGS[name] for name in (args.only or SETTINGS)}
     try:
         if args.list:
-            key = pipeline(root)
-            states = {name: "kept" if kept(args.results / name, key, values) else "to run"
-                      for name, values in settings.items()}
+            key, replicates = pipeline(root), replicates_of(root)
+            states = {name: "kept" if kept(args.results / name, key, values, replicates) else
+                      f"{sum(kept_replicate(args.results / name, key, values, r) for r in replicates)}/"
+                      f"{len(replicates)} kept" for name, values in settings.items()}
             for name, values in settings.items():
-                print(f"{name:<20} {states[name]:<7} {' '.join(command(values)[3:])}")
-            if "to run" in states.values() and (mismatch := precision_mismatch(root)):
+                print(f"{name:<20} {states[name]:<9} {' '.join(command(values)[3:])}")
+            if any(state != "kept" for state in states.values()) and (mismatch := precision_mismatch(root)):
                 print(f"not on this machine: {mismatch}")
             return
         for folder in compare(settings, root, args.results, args.force):

@@ -16,20 +16,17 @@ absent, unreadable or not an image, no pictures at all) is one line naming the f
 from __future__ import annotations
 
 import csv
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
-
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.picture_folder import check_picture, json_rows, unlisted_pictures
 
 log = logging.getLogger("frozenbridge.onetoken")
 METADATA = ("metadata.jsonl", "metadata.csv")
 SPLITS = ("train", "test")
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff"}
 
 
 @dataclass(frozen=True)
@@ -50,22 +47,6 @@ def _captions(value, where: str) -> list[str]:
     return [v.strip() for v in values]
 
 
-def _rows_jsonl(path: Path) -> list[tuple[str, list[str], dict, str]]:
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise FrozenbridgeError(f"{where}: not a JSON object ({err.msg})") from None
-        if not isinstance(obj, dict):
-            raise FrozenbridgeError(f"{where}: not a JSON object")
-        rows.append((obj.get("file_name"), obj.get("text"), obj, where))
-    return rows
-
-
 def _rows_csv(path: Path) -> list[tuple[str, list[str], dict, str]]:
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
@@ -81,7 +62,7 @@ def read_metadata(directory: Path) -> list[Picture]:
     if len(found) > 1:
         raise FrozenbridgeError(f"{directory}: both metadata.jsonl and metadata.csv; keep one")
     path = found[0]
-    rows = _rows_jsonl(path) if path.suffix == ".jsonl" else _rows_csv(path)
+    rows = json_rows(path) if path.suffix == ".jsonl" else _rows_csv(path)
     pictures: dict[str, tuple[list[str], dict]] = {}
     for file_name, value, obj, where in rows:
         for column, v in (("file_name", file_name), ("text", value)):
@@ -98,24 +79,6 @@ def read_metadata(directory: Path) -> list[Picture]:
     for file_name, (captions, extra) in pictures.items():
         out.append(Picture(check_picture(directory / file_name, path), tuple(captions), extra))
     return out
-
-
-def check_picture(path: Path, metadata: Path) -> Path:
-    """`path` is a picture Pillow can decode, else one line naming it."""
-    if not path.is_file():
-        raise FrozenbridgeError(f"{metadata}: names {path.name!r} but {path} does not exist")
-    try:
-        with Image.open(path) as im:
-            im.verify()
-    except (UnidentifiedImageError, OSError, SyntaxError) as err:
-        raise FrozenbridgeError(f"{path}: not a picture this can read ({err.__class__.__name__}); use PNG, JPEG or "
-                                "another format Pillow opens") from None
-    return path
-
-
-def _unlisted(directory: Path, pictures: list[Picture]) -> int:
-    listed = {p.path.resolve() for p in pictures}
-    return sum(1 for p in directory.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.resolve() not in listed)
 
 
 def read_folder(folder: str | Path, test_fraction: float, seed: int) -> dict[str, list[Picture]]:
@@ -136,7 +99,7 @@ def read_folder(folder: str | Path, test_fraction: float, seed: int) -> dict[str
         test = set(order[:n_test].tolist())
         splits = {"train": [p for i, p in enumerate(pictures) if i not in test],
                   "test": [p for i, p in enumerate(pictures) if i in test]}
-    unlisted = _unlisted(folder, [p for s in splits.values() for p in s])
+    unlisted = unlisted_pictures(folder, [p.path for s in splits.values() for p in s])
     if unlisted:
         log.warning("%s: %d pictures have no caption in the metadata and are left out", folder, unlisted)
     return splits
