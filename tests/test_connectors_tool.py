@@ -79,31 +79,54 @@ def test_outputs_missing_from_a_fresh_clone_are_no_change_but_new_params_or_code
     assert changed_stages(tmp_path) == ["a"]
 
 
-@pytest.mark.parametrize("precision, here_bf16, refused", [
+@pytest.mark.parametrize("precision, here_bf16, differs", [
     ("auto", False, "train in fp32"), ("auto", True, None), ("bf16", False, None), ("fp32", True, None)])
-def test_designs_are_trained_only_at_the_default_runs_precision(tmp_path, monkeypatch, capsys, precision, here_bf16,
-                                                                 refused):
-    """The default run (bench/repro.json) ran on a CPU with AMX: a CPU without bf16 at precision auto would train the
-    designs in fp32 beside the MLP's bf16 runs, and is refused before anything runs; an explicit precision is the
-    same on both machines."""
+def test_a_machine_unlike_the_default_runs_pairs_its_designs_with_its_own_mlp(tmp_path, monkeypatch, capsys,
+                                                                               precision, here_bf16, differs):
+    """The default run (bench/repro.json) ran on a CPU with AMX: a CPU without bf16 at precision auto trains in fp32,
+    so the tool trains an MLP here first (mlp@cpu-fp32) and pairs every design it trains here with it, named in the
+    design's design.json; nothing is refused. An explicit precision is the same on both machines: the default run's
+    MLP is the partner."""
     monkeypatch.setattr("frozenbridge.core.precision.cpu_has_bf16", lambda: here_bf16)
-    (tmp_path / "params.yaml").write_text(f"device: cpu\nshapes:\n  train:\n    precision: {precision}\n")
+    (tmp_path / "params.yaml").write_text(f"device: cpu\nreplicates: [0]\nshapes:\n  train:\n    precision: "
+                                          f"{precision}\n")
     assert precision_mismatch(tmp_path) is None  # no timed default run: nothing to pair with
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench/repro.json").write_text(json.dumps({"machine": {"device": "cpu", "bf16_path": "AMX"}}))
     found = precision_mismatch(tmp_path)
-    assert found is None if refused is None else (refused in found and "ran in bf16" in found)
-    if refused:
-        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-        _commit(tmp_path, dvc_lock="stages: {}\n")
-        monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
-        with pytest.raises(FrozenbridgeError, match="mix design and precision"):
-            compare(SETTINGS, tmp_path, tmp_path / "results")
-        assert not (tmp_path / "results").exists()  # refused before the MLP's folder or any experiment
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setattr("sys.argv", ["connectors", "--list"])
-        connectors.main()  # --list says so before anyone starts a setting
-        assert capsys.readouterr().out.splitlines()[-1].startswith("not on this machine: here the designs would train")
+    assert found is None if differs is None else (differs in found and "ran in bf16" in found)
+    if not differs:
+        return
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="stages: {}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
+    monkeypatch.setattr(connectors, "keep_mlp", lambda root, results: None)
+    ran = []
+
+    def fake(name, values, replicate, first, root, results, extra=(), step=True):
+        ran.append(name)
+        folder = connectors.replicate_folder(results / name, replicate)
+        (folder / "metrics/shapes").mkdir(parents=True)
+        (folder / "metrics/shapes/replicates.json").write_text("{}")
+        (folder / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 1, "setting": values,
+                                                        "pipeline": connectors.pipeline(root), "minutes": 1.0}))
+        return folder
+
+    monkeypatch.setattr(connectors, "run_replicate", fake)
+    compare({"resampler-16": SETTINGS["resampler-16"]}, tmp_path, tmp_path / "results")
+    assert ran == ["mlp@cpu-fp32", "resampler-16"]  # the partner first, then the design
+    facts = {name: json.loads((tmp_path / "results" / name / "design.json").read_text()) for name in ran}
+    assert facts["resampler-16"]["paired_with"] == "mlp@cpu-fp32" and "paired_with" not in facts["mlp@cpu-fp32"]
+    from frozenbridge.shapes.report.connectors import designs, partner
+
+    (tmp_path / "results/connectors").mkdir()
+    for name in ran:
+        (tmp_path / "results" / name).rename(tmp_path / "results/connectors" / name)
+    assert partner(designs(tmp_path), "resampler-16") == "mlp@cpu-fp32"
+    monkeypatch.setattr("sys.argv", ["connectors", "--list"])
+    connectors.main()  # --list says so before anyone starts a setting
+    assert "paired with mlp@cpu-fp32, an MLP this tool trains here first" in capsys.readouterr().out
 
 
 def test_an_experiment_that_made_other_pictures_or_features_than_the_default_run_is_not_kept(tmp_path):

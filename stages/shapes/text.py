@@ -47,7 +47,7 @@ def main() -> None:
             layout.setdefault("image_cost", {
                 **picture_cost(model.lm.model.config, connector.grid, merge, test.meta["image_size"]),
                 "caption": test.captions[0], "caption_tokens": len(model.tokens.ids(" " + test.captions[0]))})
-        if hasattr(connector, "reading"):  # cross-attention: with every gate at 0, is it the text model?
+        if connector.reads_inside:  # cross-attention: with every gate at 0, is it the text model?
             firsts = [Item(i, caption_prompt(), "") for i in range(min(8, len(test.captions)))]
             layout.setdefault("zero_gate", {"max_abs_logit_difference": zero_gate_gap(model, firsts, test.feats),
                                             "pictures": len(firsts), "design": connector.design})

@@ -21,10 +21,12 @@ them alone) a kept setting is not run again, so the comparison can be made over 
 anyway. The workspace must be clean (nothing uncommitted) and the default run up to date with the code (no stage whose
 code, data or params changed since dvc.lock, since the MLP's numbers are its committed metrics): the experiment rewrites
 params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing (a fresh clone with no DVC cache or
-remote) are not a change: the experiment makes what it needs and the restore leaves the rest missing. The designs
-must train on the device and at the precision the default run did (bench/repro.json), else each would be paired
-with an MLP whose arithmetic differs: a CPU without bf16 is refused beside a default run made with bf16. An
-experiment whose pictures or features are not the default run's bytes (dvc.lock) is not kept.
+remote) are not a change: the experiment makes what it needs and the restore leaves the rest missing. A design is
+paired with an MLP trained on the same device at the same precision: the default run's where this machine trains as
+it did (bench/repro.json), else an MLP this tool trains here first, beside the designs, kept the same way
+(results/connectors/mlp@<device>-<precision>/; each design's design.json names its partner in `paired_with`), so
+no machine is refused for want of bf16. An experiment whose pictures or features are not the default run's bytes
+(dvc.lock) is not kept.
 `python -m frozenbridge.tools.report` then renders results/connectors/.
 """
 
@@ -113,17 +115,18 @@ def same_inputs(root: Path) -> None:
 
 
 def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = (),
-                step: bool = True) -> Path:
+                step: bool = True, paired_with: str | None = "mlp") -> Path:
     """The setting's replicates not yet kept, one experiment each (`-S replicates=[r]`), each kept under
     results/name/replicates/r/ the moment it ends and the workspace restored; then the setting's view over every
     replicate kept so far (merge_setting). Returns the setting's folder. A sitting that ends mid-setting keeps the
-    replicates it finished, and the next call starts at the first one missing."""
+    replicates it finished, and the next call starts at the first one missing. `paired_with`: the MLP setting the
+    design is compared with (the default run's, "mlp", or one this tool trained on this machine; None for an MLP)."""
     key, folder = pipeline(root), results / name
     replicates = replicates_of(root)
     for r in replicates:
         if not kept_replicate(folder, key, values, r):
             run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
-    return merge_setting(folder, replicates)
+    return merge_setting(folder, replicates, paired_with)
 
 
 def run_replicate(name: str, values: dict[str, object], replicate: int, first: bool, root: Path, results: Path,
@@ -165,7 +168,7 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, first: b
     return folder
 
 
-def merge_setting(folder: Path, replicates: list[int]) -> Path:
+def merge_setting(folder: Path, replicates: list[int], paired_with: str | None = "mlp") -> Path:
     """The setting over every replicate kept so far: metrics/shapes/replicates.json merged replicate by replicate,
     text.json and probes.json of its first kept replicate (the zero-gate check and the probes read one), and
     design.json with its facts, its minutes summed, the replicates kept and the machines and precisions they ran
@@ -196,8 +199,9 @@ def merge_setting(folder: Path, replicates: list[int]) -> Path:
         "setting": first["setting"], "pipeline": first["pipeline"], "replicates": done,
         "minutes": round(sum(f["minutes"] for f in facts), 2),
         "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
-        "machine": first["machine"], "machines": sorted({_where(f) for f in facts}),
-        "precision": sorted({f.get("precision", "?") for f in facts})})
+        "machine": first.get("machine"), "machines": sorted({_where(f) for f in facts}),
+        "precision": sorted({f.get("precision", "?") for f in facts}),
+        **({"paired_with": paired_with} if paired_with else {})})
     return folder
 
 
@@ -279,15 +283,31 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         raise FrozenbridgeError(f"{root}: the default run is not up to date with the code (`dvc status`: "
                                 f"{', '.join(stale)} changed); the MLP's numbers are its metrics: run `dvc repro` and "
                                 "commit first")
-    mismatch = precision_mismatch(root)
-    if mismatch:
-        raise FrozenbridgeError(f"{root}: {mismatch}")
+    partner = "mlp"
+    if (mismatch := precision_mismatch(root)) is not None:  # an MLP of this machine's own, made beside the designs
+        partner = local_mlp_name()
+        print(f"{mismatch.split(';')[0]}: each design is paired with {partner}, an MLP trained here by this tool")
+        todo = {partner: {"design": "mlp"}, **todo} if force or not kept(
+            results / partner, key, {"design": "mlp"}, replicates) else todo
     if not (results / "mlp" / "design.json").is_file() or force:
         keep_mlp(root, results)
     done = []
     for name, values in todo.items():
-        done.append(run_setting(name, values, root, results, extra, step))
+        done.append(run_setting(name, values, root, results, extra, step, None if name == partner else partner))
     return done
+
+
+def local_mlp_name() -> str:
+    """The name of the MLP setting a machine unlike the default run's trains for its designs to pair with: its
+    device and precision, as `precision: auto` decides here (mlp@cpu-fp32, mlp@cpu-bf16, mlp@cuda-bf16)."""
+    from frozenbridge.core.config import read_yaml
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.precision import use_bf16
+
+    raw = read_yaml(Path("params.yaml").read_text()) if Path("params.yaml").is_file() else {}
+    device = pick_device(raw.get("device", "auto"))
+    precision = (raw.get("shapes", {}).get("train", {}) or {}).get("precision", "auto")
+    return f"mlp@{device.type}-{'bf16' if use_bf16(precision, device) else 'fp32'}"
 
 
 def main() -> None:
@@ -311,7 +331,8 @@ def main() -> None:
             for name, values in settings.items():
                 print(f"{name:<20} {states[name]:<9} {' '.join(command(values)[3:])}")
             if any(state != "kept" for state in states.values()) and (mismatch := precision_mismatch(root)):
-                print(f"not on this machine: {mismatch}")
+                print(f"{mismatch.split(';')[0]}: the designs trained here are paired with {local_mlp_name()}, "
+                      "an MLP this tool trains here first")
             return
         for folder in compare(settings, root, args.results, args.force):
             print(f"kept {folder}")

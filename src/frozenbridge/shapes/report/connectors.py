@@ -88,9 +88,17 @@ def connectors_table(root: Path) -> list[str]:
     return out + [""]
 
 
+def partner(found: dict, setting: str) -> str:
+    """The MLP a design is paired with: the default run's ("mlp"), or the one the tool trained on the design's own
+    machine and precision (its design.json's `paired_with`)."""
+    return found[setting][0].get("paired_with") or "mlp"
+
+
 def paired(found: dict, setting: str, test: str, task: str, recipe: str) -> list[float]:
-    """This design's exact match minus the MLP's, replicate by replicate (the replicates both have)."""
-    mine, mlp = (per_replicate(found[name][1], recipe, test, task) for name in (setting, "mlp"))
+    """This design's exact match minus its MLP's (partner), replicate by replicate (the replicates both have)."""
+    if partner(found, setting) not in found:
+        return []
+    mine, mlp = (per_replicate(found[name][1], recipe, test, task) for name in (setting, partner(found, setting)))
     return [round(mine[r]["right"] - mlp[r]["right"], 2) for r in sorted(mine, key=int) if r in mlp]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import designs
+from frozenbridge.shapes.report.connectors import designs, partner
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 
@@ -19,11 +19,12 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...]) -> Calla
     """Paired cells, one per (test, task): first − second per replicate, exact-match points."""
     def read(s: Sources) -> Evidence:
         found = designs(s.root)
-        missing = [name for name in (first, second) if name not in found]
+        other = partner(found, first) if second == "mlp" and first in found else second  # its own machine's MLP
+        missing = [name for name in (first, other) if name not in found]
         if missing:
             others = [name for name in missing if name != "mlp"]
             return Evidence(missing=f"{COMMAND} --only {' '.join(others)}" if others else COMMAND)
-        a, b = (read_json_if_present(found[name][1] / "replicates.json") for name in (first, second))
+        a, b = (read_json_if_present(found[name][1] / "replicates.json") for name in (first, other))
         if a is None or b is None:
             return Evidence(missing="dvc repro shapes_summarize")
         out, parts = [], []
@@ -33,8 +34,8 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...]) -> Calla
             diffs = [round(ra[k]["right"] - rb[k]["right"], 2) for k in reps]
             out.append(paired_cell(f"{test} {task}", diffs, 100))
             parts.append(f"{test} {task} {', '.join(f'{d:+g}' for d in diffs)}")
-        return Evidence(out, f"{first} − {second}, exact-match points per replicate: " + "; ".join(parts),
-                        f"results/connectors/{first}, {second}")
+        return Evidence(out, f"{first} − {other}, exact-match points per replicate: " + "; ".join(parts),
+                        f"results/connectors/{first}, {other}")
     return read
 
 
