@@ -93,3 +93,37 @@ def test_the_command_refuses_another_rule_and_a_design_the_plan_does_not_sweep(t
         assert stop.value.code == 2 and said in capsys.readouterr().err
     main(["--plan", str(tmp_path / "plan.yaml"), "--list"])
     assert capsys.readouterr().out.splitlines()[0].split() == ["mlp", "to", "run", "lr=0.001"]
+
+
+def test_the_sweep_table_gives_each_kept_run_and_the_pick_from_the_rows(tmp_path):
+    from frozenbridge.tools.design_sweep.report import sweep_findings
+
+    out = tmp_path / "results/connectors/sweep"
+    out.mkdir(parents=True)
+    (out / "plan.yaml").write_text(PLAN)
+    assert "0 of 3 settings run. Nothing is kept yet" in sweep_findings(tmp_path)[0]
+    plan = load_plan(out / "plan.yaml")
+    machine = {"cpu_model": "AMD EPYC"}
+    for setting, shares in zip(plan.grid("mlp"), ([20, 70], [10, 40])):
+        (out / "mlp").mkdir(exist_ok=True)
+        (out / "mlp" / f"{setting.name}.json").write_text(json.dumps({
+            "design": "mlp", "setting": setting.name, "values": setting.as_dict(), "plan": plan_digest(plan),
+            "curve": [[2, shares[0], 0.5], [4, shares[1], 0.3]], "stopped": "cap", "steps": 4, "inside": [],
+            "machine": machine, "precision": "fp32"}))
+    write_picks(plan, out)
+    lines = sweep_findings(tmp_path)
+    assert "2 of 3 settings run." in lines[0]
+    assert "| mlp | lr=0.001 ◀ | 4 | 70 (4) | cap at 4 | — | AMD EPYC, fp32 |" in lines
+    assert "| mlp | lr=0.01 | never | 40 (4) | cap at 4 | — | AMD EPYC, fp32 |" in lines
+    assert any(line.startswith("- mlp: lr=0.001 ◀, reaches 60% exact at step 4") for line in lines)
+
+
+def test_a_designs_paragraph_says_what_it_did_inside_at_its_first_and_last_look():
+    from frozenbridge.shapes.report.connectors import inside_sentence
+
+    assert inside_sentence({}) == ""
+    gates = {"inside": [{"step": 0, "gates": [0.0, 0.0]}, {"step": 600, "gates": [0.12, 0.5]}]}
+    assert inside_sentence(gates) == (" Inside (its first replicate's stage 1): at step 0 gates' tanh 0, 0; at step "
+                                      "600 gates' tanh 0.12, 0.5.")
+    queries = {"inside": [{"step": 0, "query_entropy": [1.0, 0.9, 0.5], "on_patches": 0.8}]}
+    assert "queries' attention spread 0.90 (median; 0.50–1.00), 80% of it on the patches" in inside_sentence(queries)

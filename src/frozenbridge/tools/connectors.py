@@ -199,6 +199,7 @@ def merge_setting(folder: Path, replicates: list[int], paired_with: str | None =
         "setting": first["setting"], "pipeline": first["pipeline"], "replicates": done,
         "minutes": round(sum(f["minutes"] for f in facts), 2),
         "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
+        **({"inside": first["inside"]} if first.get("inside") else {}),
         "machine": first.get("machine"), "machines": sorted({_where(f) for f in facts}),
         "precision": sorted({f.get("precision", "?") for f in facts}),
         **({"paired_with": paired_with} if paired_with else {})})
@@ -217,12 +218,13 @@ def first_replicate(root: Path) -> str:
 
 
 def design_facts(root: Path) -> dict:
-    """The trained part and what the language model reads, from the workspace's caption_qa run of the first
-    replicate."""
+    """The trained part and what the language model reads, the device and precision, from the workspace's caption_qa
+    run of the first replicate; what the design did inside, from that replicate's stage 1 (its run.json)."""
     info = json.loads((root / f"runs/shapes/caption_qa/{first_replicate(root)}/model/run.json").read_text())
+    stage1 = root / f"runs/shapes/stage1/{first_replicate(root)}/run.json"
+    inside = json.loads(stage1.read_text()).get("inside") if stage1.is_file() else None
     return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"],
-            "precision": info.get("precision"), "device": info.get("device"),
-            **({"inside": info["inside"]} if info.get("inside") else {})}
+            "precision": info.get("precision"), "device": info.get("device"), **({"inside": inside} if inside else {})}
 
 
 def keep_examples(root: Path, folder: Path, name: str) -> None:

@@ -203,8 +203,11 @@ def replace_block(page: Path, start: str, end: str, lines: list[str]) -> str:
 
 
 def update_connectors_page(page: Path, root: Path) -> str:
-    """docs/connectors.md with its findings (shapes.report.connectors) generated from results/connectors/."""
-    return replace_block(page, FINDINGS_START, FINDINGS_END, connectors_findings(root))
+    """docs/connectors.md with its findings (shapes.report.connectors) generated from results/connectors/, and the
+    sweep's table (tools.design_sweep.report) from results/connectors/sweep/."""
+    from frozenbridge.tools.design_sweep.report import sweep_findings
+
+    return replace_block(page, FINDINGS_START, FINDINGS_END, [*connectors_findings(root), "", *sweep_findings(root)])
 
 
 def update_readme(readme: Path, root: Path) -> str:

@@ -119,10 +119,13 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
         "its step is not benchmarked yet"
     minutes = "" if facts.get("minutes") is None else \
         f", and its comparison took {facts['minutes']:.0f} minutes{_steps(facts, ' (the benchmark step ', ')')}"
+    pair = partner(found, setting)
+    paired_note = "" if pair == "mlp" else \
+        f" It is paired with {pair}, an MLP trained on its own machine and precision, not the default run's."
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
             f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
             f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}). {step[0].upper()}{step[1:]}"
-            f"{minutes}.")
+            f"{minutes}.{paired_note}{inside_sentence(facts)}")
     ahead, behind, cells = [], [], []
     for test, label in reversed(TESTS):
         parts = []
@@ -142,6 +145,30 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     return (f"{text} Against the MLP, replicate by replicate, in exact-match points (this design minus the MLP, "
             f"median [lowest, highest]): {' '.join(cells)} Ahead in every replicate: {_listed(ahead)}. Behind in every "
             f"replicate: {_listed(behind)}.")
+
+
+def inside_sentence(facts: dict) -> str:
+    """What the design did inside, at its first and last look (design.json's `inside`, from its first replicate's
+    stage 1): the gates' tanh, the queries' attention spread, the codes used; empty for a design with nothing to
+    show."""
+    looks = facts.get("inside") or []
+    if not looks:
+        return ""
+    first, last = looks[0], looks[-1]
+
+    def said(look: dict) -> str:
+        parts = []
+        if "gates" in look:
+            parts.append(f"gates' tanh {', '.join(f'{g:g}' for g in look['gates'])}")
+        if "query_entropy" in look:
+            spread = look["query_entropy"]
+            parts.append(f"queries' attention spread {statistics.median(spread):.2f} (median; "
+                         f"{min(spread):.2f}–{max(spread):.2f}), {look['on_patches']:.0%} of it on the patches")
+        if "codes_used" in look:
+            parts.append(f"{look['codes_used']:,} codes used ({look['codes_share']:.0%})")
+        return "; ".join(parts)
+    return (f" Inside (its first replicate's stage 1): at step {first['step']} {said(first)}; at step "
+            f"{last['step']} {said(last)}.")
 
 
 def best_per_task(found: dict) -> str:
@@ -165,9 +192,10 @@ def connectors_findings(root: Path) -> list[str]:
         return ["No design has been compared yet: `python -m frozenbridge.tools.connectors` runs the comparison, "
                 "then `python -m frozenbridge.tools.report` writes its findings here."]
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
-    out = [f"Settings compared so far: {', '.join(s for s in found if s != 'mlp')}, each against the default run's "
-           "MLP on the same replicates.", ""]
+    out = [f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}, each against an "
+           "MLP on the same replicates, made on the same kind of machine at the same precision (the default run's, "
+           "unless the paragraph names another).", ""]
     for setting in found:
-        if setting != "mlp":
+        if not setting.startswith("mlp"):
             out += [setting_findings(found, setting, bench), ""]
     return out + [best_per_task(found), "", f"![Exact match per design, task and pair set](../{FIGURE})"]

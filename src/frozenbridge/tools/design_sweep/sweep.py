@@ -65,8 +65,8 @@ def picks(plan: Plan, out: Path, rule: str | None = None) -> dict:
         if any(r is None for r in rows):
             waiting[design] = sum(r is None for r in rows)
             continue
-        chosen[design] = {**pick(rows, plan, design, rule), "machine": rows[0]["machine"],
-                          "precision": rows[0]["precision"], "device": rows[0]["device"]}
+        chosen[design] = {**pick(rows, plan, design, rule), "machine": rows[0].get("machine"),
+                          "precision": rows[0].get("precision"), "device": rows[0].get("device")}
     return {"plan": plan_digest(plan), "rule": plan.rule, "picked": chosen, "runs_missing": waiting}
 
 

@@ -1,0 +1,59 @@
+"""The sweep's table for docs/connectors.md: per design, each setting's steps to the threshold, best share within
+the cap, why it stopped and what the design did inside at its last look, the pick by the plan's rule, and the
+figure; or what to run while nothing is kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from frozenbridge.tools.design_sweep.curves import best_within, steps_to
+from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
+from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, kept_row
+
+COMMAND = "python -m frozenbridge.tools.design_sweep"
+
+
+def _inside(row: dict) -> str:
+    looks = row.get("inside") or []
+    if not looks:
+        return "—"
+    last = looks[-1]
+    if "gates" in last:
+        return f"gates {min(last['gates']):.2f}–{max(last['gates']):.2f} (step {last['step']})"
+    if "query_entropy" in last:
+        return f"spread {sum(last['query_entropy']) / len(last['query_entropy']):.2f} (step {last['step']})"
+    if "codes_used" in last:
+        return f"{last['codes_used']:,} codes"
+    return "—"
+
+
+def sweep_findings(root: Path) -> list[str]:
+    plan_file = root / DEFAULT_PATH
+    if not plan_file.is_file():
+        return []
+    plan = load_plan(plan_file)
+    out = root / DEFAULT_PATH.parent
+    picked = json.loads((out / PICKED).read_text()) if (out / PICKED).is_file() else {"picked": {}}
+    rows = [(d, s, kept_row(out, d, s, plan)) for d in plan.designs for s in plan.grid(d)]
+    done = [(d, s, r) for d, s, r in rows if r is not None]
+    head = (f"**The sweep** (`{COMMAND}`, plan `{DEFAULT_PATH}`: rule {plan.rule}, threshold {plan.threshold:g}%, "
+            f"cap {plan.cap} steps, replicate 0's stage 1): {len(done)} of {len(rows)} settings run.")
+    if not done:
+        return [head + f" Nothing is kept yet: `{COMMAND}` runs them.", ""]
+    lines = [head, "", f"| design | setting | steps to {plan.threshold:g}% | best % (step) | stopped | inside, last "
+                       "look | machine, precision |", "|---|---|---:|---:|---|---|---|"]
+    for design, setting, row in done:
+        chosen = picked["picked"].get(design, {}).get("setting") == setting.name
+        reached = steps_to(row["curve"], plan.threshold)
+        best, at = best_within(row["curve"], plan.cap)
+        lines.append(f"| {design} | {setting.name}{' ◀' if chosen else ''} | {reached or 'never'} | {best:g} ({at}) | "
+                     f"{row['stopped']} at {row['steps']} | {_inside(row)} | "
+                     f"{row['machine'].get('cpu_model') or row['machine'].get('device')}, {row['precision']} |")
+    lines.append("")
+    for design, choice in picked["picked"].items():
+        lines.append(f"- {design}: {choice['setting']} ◀, {choice['reason']}." + (f" {choice['edge']}." if choice[
+            "edge"] else ""))
+    if (out / FIGURE).is_file():
+        lines += ["", f"![Learning curves of the sweep, one panel a design](../{DEFAULT_PATH.parent / FIGURE})"]
+    return lines + [""]
