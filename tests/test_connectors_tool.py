@@ -328,3 +328,37 @@ def test_a_setting_is_kept_replicate_by_replicate_and_resumes_at_the_first_missi
     assert facts["machines"] == ["AMD EPYC (AVX512-BF16)"]
     assert json.loads((folder / "metrics/shapes/text.json").read_text()) == {"from": 0}
     assert kept(folder, connectors.pipeline(tmp_path), values, [0, 1, 2])
+
+
+def _stage1(root, folder, curves):
+    (folder / "metrics/shapes" if folder != root else root / "metrics/shapes").mkdir(parents=True, exist_ok=True)
+    target = (root / "metrics/shapes/stage1.json") if folder == root else folder / "metrics/shapes/stage1.json"
+    target.write_text(json.dumps({str(r): {"curve": [[200 + 50 * i, e, 0.5] for i, e in enumerate(c)], "steps": 0}
+                                  for r, c in enumerate(curves)}))
+
+
+@pytest.mark.parametrize("design, expected", [
+    ([[70]] * 5, ("holds", "")),  # the share at step 200 in every replicate, the MLP at 250
+    ([[0, 0, 0, 0, 0, 0, 10, 20, 30]] * 5, ("inconclusive", "still learning at step 600")),  # rising at the end
+    ([[0, 0, 0, 0, 0, 0, 0, 0, 0]] * 5, ("does not hold", "")),  # flat at 0: behind, and not rising
+])
+def test_the_regime_views_of_section_9_read_stage1_curves_and_never_fail_a_design_still_learning(tmp_path, design,
+                                                                                                 expected):
+    """The cross-attention claim judged by steps to the stop rule's share: ahead in every replicate holds; a design
+    that never reached it and was still rising at stage 1's most steps is inconclusive, named with its last step;
+    one flat at 0 does not hold."""
+    from frozenbridge.tools.verdicts.regime_readers import AtTheView, regime
+    from frozenbridge.tools.verdicts.readers import Sources
+    from frozenbridge.tools.verdicts.rules import judge
+
+    (tmp_path / "params.yaml").write_text("shapes:\n  train:\n    stage1_until: {share: 0.6, every: 50, "
+                                          "max_steps: 600}\n")
+    kept = tmp_path / "results/connectors"
+    for name in ("mlp", "cross_attention-4"):
+        (kept / name).mkdir(parents=True)
+        (kept / name / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 0}))
+    _stage1(tmp_path, tmp_path, [[40, 65]] * 5)  # the default run's MLP: 60% at step 250 in every replicate
+    _stage1(tmp_path, kept / "cross_attention-4", design)
+    evidence = regime("cross_attention-4", "steps")(Sources(tmp_path))
+    verdict, why = judge(AtTheView("steps"), evidence)
+    assert verdict == expected[0] and expected[1] in why

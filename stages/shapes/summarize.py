@@ -3,8 +3,10 @@ plots/shapes/.
 
 Writes scores.json (right-picture score and gap per recipe, test set and task; distinct captions), controls.json
 (blank, wrong and no-picture scores; wrong answers scored against the picture shown), replicates.json (every run's
-right-picture score and gap, for replicate-by-replicate comparisons), and the plot data scores.csv (one row per
-recipe, test, task and condition) and loss.csv (every run's loss per step).
+right-picture score and gap, for replicate-by-replicate comparisons), stage1.json (each replicate's stage 1 as its
+stop rule read it: the share of its training captions exact at each check, the loss there, its steps, what its
+design did inside), and the plot data scores.csv (one row per recipe, test, task and condition) and loss.csv (every
+run's loss per step).
 """
 
 from pathlib import Path
@@ -14,7 +16,8 @@ from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.stage import run_cli, stage_parser
 from frozenbridge.shapes.params import load_params
 from frozenbridge.shapes.paths import METRICS, PLOTS, RUNS, run_dir
-from frozenbridge.shapes.summary.replicates import aggregate, load_scores, loss_rows, per_replicate, score_rows
+from frozenbridge.shapes.summary.replicates import (aggregate, load_scores, loss_rows, per_replicate, score_rows,
+                                                    stage1_curves)
 
 
 def main() -> None:
@@ -31,6 +34,7 @@ def main() -> None:
     write_json(METRICS / "scores.json", main_metrics)
     write_json(METRICS / "controls.json", controls)
     write_json(METRICS / "replicates.json", per_replicate(scores))
+    write_json(METRICS / "stage1.json", stage1_curves(args.runs, params.replicates))
     rows = score_rows(scores)
     write_csv(PLOTS / "scores.csv", list(rows[0]), [list(r.values()) for r in rows])
     write_csv(PLOTS / "loss.csv", ["recipe", "replicate", "step", "phase", "loss"],

@@ -55,8 +55,8 @@ SETTINGS: dict[str, dict[str, object]] = {
 }
 RECIPES = ("caption", "caption_qa")  # caption is stage 1's own connector
 TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need
-KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/probes.json",
-        "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
+KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/stage1.json",
+        "shapes/probes.json", "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
 RESULTS = Path("results/connectors")
 PAIRED = ("shapes_data", "shapes_encode")  # the pictures and features every design shares with the MLP's runs
 
@@ -115,14 +115,15 @@ def same_inputs(root: Path) -> None:
 
 
 def run_setting(name: str, values: dict[str, object], root: Path, results: Path, extra: tuple[str, ...] = (),
-                step: bool = True, paired_with: str | None = "mlp") -> Path:
+                step: bool = True, paired_with: str | None = "mlp", replicates: list[int] | None = None) -> Path:
     """The setting's replicates not yet kept, one experiment each (`-S replicates=[r]`), each kept under
     results/name/replicates/r/ the moment it ends and the workspace restored; then the setting's view over every
     replicate kept so far (merge_setting). Returns the setting's folder. A sitting that ends mid-setting keeps the
     replicates it finished, and the next call starts at the first one missing. `paired_with`: the MLP setting the
-    design is compared with (the default run's, "mlp", or one this tool trained on this machine; None for an MLP)."""
+    design is compared with (the default run's, "mlp", or one this tool trained on this machine; None for an MLP).
+    `replicates`: these only (default: params.yaml's)."""
     key, folder = pipeline(root), results / name
-    replicates = replicates_of(root)
+    replicates = replicates or replicates_of(root)
     for r in replicates:
         if not kept_replicate(folder, key, values, r):
             run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
@@ -169,17 +170,20 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, first: b
 
 
 def merge_setting(folder: Path, replicates: list[int], paired_with: str | None = "mlp") -> Path:
-    """The setting over every replicate kept so far: metrics/shapes/replicates.json merged replicate by replicate,
-    text.json and probes.json of its first kept replicate (the zero-gate check and the probes read one), and
-    design.json with its facts, its minutes summed, the replicates kept and the machines and precisions they ran
-    on."""
+    """The setting over every replicate kept so far: metrics/shapes/replicates.json and stage1.json merged replicate
+    by replicate, text.json and probes.json of its first kept replicate (the zero-gate check and the probes read
+    one), and design.json with its facts, its minutes summed, the replicates kept and the machines and precisions
+    they ran on."""
     from frozenbridge.core.atomic import write_json
 
     done = [r for r in replicates if (replicate_folder(folder, r) / "design.json").is_file()]
     if not done:
         return folder
     merged: dict = {}
+    stage1: dict = {}  # each replicate's stage-1 curve (the regime views of section 9 read them)
     for r in done:
+        curve = replicate_folder(folder, r) / "metrics/shapes/stage1.json"
+        stage1.update(json.loads(curve.read_text()) if curve.is_file() else {})
         per = json.loads((replicate_folder(folder, r) / "metrics/shapes/replicates.json").read_text())
         for recipe, tests in per.items():
             for test, tasks in tests.items():
@@ -188,6 +192,8 @@ def merge_setting(folder: Path, replicates: list[int], paired_with: str | None =
     shapes = folder / "metrics" / "shapes"
     shapes.mkdir(parents=True, exist_ok=True)
     write_json(shapes / "replicates.json", merged)
+    if stage1:
+        write_json(shapes / "stage1.json", stage1)
     for name in ("text.json", "probes.json"):
         source = replicate_folder(folder, done[0]) / "metrics/shapes" / name
         if source.is_file():
@@ -219,12 +225,14 @@ def first_replicate(root: Path) -> str:
 
 def design_facts(root: Path) -> dict:
     """The trained part and what the language model reads, the device and precision, from the workspace's caption_qa
-    run of the first replicate; what the design did inside, from that replicate's stage 1 (its run.json)."""
+    run of the first replicate; from that replicate's stage 1 (its run.json) what the design did inside, the stop
+    rule's checks (its curve on the training captions) and its steps."""
     info = json.loads((root / f"runs/shapes/caption_qa/{first_replicate(root)}/model/run.json").read_text())
     stage1 = root / f"runs/shapes/stage1/{first_replicate(root)}/run.json"
-    inside = json.loads(stage1.read_text()).get("inside") if stage1.is_file() else None
+    first = json.loads(stage1.read_text()) if stage1.is_file() else {}
     return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"],
-            "precision": info.get("precision"), "device": info.get("device"), **({"inside": inside} if inside else {})}
+            "precision": info.get("precision"), "device": info.get("device"),
+            **{key: first[key] for key in ("inside", "stage1_checks", "steps") if first.get(key)}}
 
 
 def keep_examples(root: Path, folder: Path, name: str) -> None:
@@ -264,13 +272,13 @@ def keep_mlp(root: Path, results: Path) -> Path:
 
 
 def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False,
-            extra: tuple[str, ...] = (), step: bool = True) -> list[Path]:
+            extra: tuple[str, ...] = (), step: bool = True, replicates: list[int] | None = None) -> list[Path]:
     """Every setting not kept for HEAD's pipeline (all with `force`), one after the other (`extra`: see command;
-    `step`: see run_setting)."""
+    `step`: see run_setting; `replicates`: these only, default params.yaml's)."""
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
-    key, replicates = pipeline(root), replicates_of(root)
+    key, replicates = pipeline(root), replicates or replicates_of(root)
     if force:  # run every replicate again: forget the kept ones
         for name in settings:
             for r in replicates:
@@ -295,7 +303,8 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         keep_mlp(root, results)
     done = []
     for name, values in todo.items():
-        done.append(run_setting(name, values, root, results, extra, step, None if name == partner else partner))
+        done.append(run_setting(name, values, root, results, extra, step, None if name == partner else partner,
+                                replicates))
     return done
 
 
@@ -321,12 +330,14 @@ def main() -> None:
     ap.add_argument("--list", action="store_true",
                     help="print the settings, which are kept and whether this machine may run the rest; run nothing")
     ap.add_argument("--results", type=Path, default=RESULTS, help=f"where each setting is kept (default {RESULTS})")
+    ap.add_argument("--replicates", type=int, nargs="+", metavar="R",
+                    help="run these replicates only (default: params.yaml's replicates)")
     args = ap.parse_args()
     root = Path(".").resolve()
     settings = {name: SETTINGS[name] for name in (args.only or SETTINGS)}
     try:
         if args.list:
-            key, replicates = pipeline(root), replicates_of(root)
+            key, replicates = pipeline(root), args.replicates or replicates_of(root)
             states = {name: "kept" if kept(args.results / name, key, values, replicates) else
                       f"{sum(kept_replicate(args.results / name, key, values, r) for r in replicates)}/"
                       f"{len(replicates)} kept" for name, values in settings.items()}
@@ -336,7 +347,7 @@ def main() -> None:
                 print(f"{mismatch.split(';')[0]}: the designs trained here are paired with {local_mlp_name()}, "
                       "an MLP this tool trains here first")
             return
-        for folder in compare(settings, root, args.results, args.force):
+        for folder in compare(settings, root, args.results, args.force, replicates=args.replicates):
             print(f"kept {folder}")
     except (FrozenbridgeError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from frozenbridge.core.summary import spread
 from frozenbridge.shapes.data.vocab import CONDITIONS, TASKS, TESTS
-from frozenbridge.shapes.paths import model_dir, run_dir
+from frozenbridge.shapes.paths import STAGE1, model_dir, run_dir
 
 STATS = ("right", "gap")
 CONTROL_STATS = ("blank", "wrong", "none", "wrong_vs_shown")
@@ -37,6 +37,21 @@ def loss_rows(runs: Path, recipes: tuple[str, ...], replicates: tuple[int, ...])
             with open(model_dir(runs, recipe, rep) / "history.csv", newline="") as h:
                 rows += [[recipe, rep, r["step"], r["phase"], r["loss"]] for r in csv.DictReader(h)]
     return rows
+
+
+def stage1_curves(runs: Path, replicates: tuple[int, ...]) -> dict:
+    """Each replicate's stage 1 as its stop rule read it: replicate -> {"curve": [[step, percent of the rule's
+    training captions exact, loss at that step], ...], "steps" it trained, and what its design did inside}. The
+    connector comparison judges designs on these curves (steps to the rule's share, the share at equal steps)."""
+    out = {}
+    for rep in replicates:
+        folder = model_dir(runs, STAGE1, rep)
+        info = json.loads((folder / "run.json").read_text())
+        with open(folder / "history.csv", newline="") as h:
+            loss = {int(r["step"]): round(float(r["loss"]), 4) for r in csv.DictReader(h)}
+        out[str(rep)] = {"curve": [[step, exact, loss.get(step)] for step, exact in info.get("stage1_checks", [])],
+                         "steps": info["steps"], **({"inside": info["inside"]} if info.get("inside") else {})}
+    return out
 
 
 def aggregate(scores: dict[str, list[dict]]) -> tuple[dict, dict]:

@@ -25,12 +25,14 @@ def matched_hidden(feature_shape: list[int], width: int, merge: int, positions: 
 
 def settings(raw: dict, feature_shape: list[int], width: int) -> dict:
     """name -> (validated params) for the three connectors."""
-    base = apply_overrides(raw, {})
+    mlp = {"connector.design": "mlp"}  # the MLP's capacity, whatever design params.yaml names
+    base = apply_overrides(raw, mlp)
     c = base.shapes.connector.mlp
     wide = matched_hidden(feature_shape, width, c.merge, c.positions)
     return {f"{c.merge}x{c.merge} merged": base,
-            "unmerged": apply_overrides(raw, {"connector.mlp.merge": 1}),
-            "unmerged, size-matched": apply_overrides(raw, {"connector.mlp.merge": 1, "connector.mlp.hidden": wide})}
+            "unmerged": apply_overrides(raw, {**mlp, "connector.mlp.merge": 1}),
+            "unmerged, size-matched": apply_overrides(raw, {**mlp, "connector.mlp.merge": 1,
+                                                            "connector.mlp.hidden": wide})}
 
 
 def capacity(raw: dict, data, test, lm, device, bf16) -> dict:

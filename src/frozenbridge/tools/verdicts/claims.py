@@ -17,6 +17,7 @@ from typing import Callable
 from frozenbridge.tools.verdicts import readers as r
 from frozenbridge.tools.verdicts.connector_readers import versus, zero_gate_starts_as_text_model
 from frozenbridge.tools.verdicts.readers import ALL_RECIPES, QUESTION_TASKS, Sources
+from frozenbridge.tools.verdicts.regime_readers import AtTheView, regime
 from frozenbridge.tools.verdicts.rules import (FAILS, HOLDS, OPEN, Ahead, AtLeast, AtMost, Beats, Evidence, Every,
                                                Inside, NoDifference, judge)
 
@@ -87,6 +88,11 @@ CLAIMS = (
     Claim("shapes", "Learned pooling to fewer tokens costs nothing (16 learned queries against 49 merged tokens)",
           "Idefics2: +8.5 on average with 64 of 729 tokens", NoDifference(MARGIN),
           versus("resampler-16", "mlp", (("seen", "caption"), ("heldout", "binding")))),
+    Claim("shapes", "... judged by stage-1 steps to the stop rule's share (paired; still rising: inconclusive)",
+          "Idefics2 Finding 2, at the view of learning speed", AtTheView("steps"), regime("cross_attention-4", "steps")),
+    Claim("shapes", "... judged by the best share within stage 1's most steps (paired; still rising: inconclusive)",
+          "Idefics2 Finding 2, at the view of the best each reaches", AtTheView("best"),
+          regime("cross_attention-4", "best")),
     Claim("shapes", "A zero-gated cross-attention model starts as the text model",
           "Flamingo, Llama 3.2 Vision: tanh(0) gates, so at step 0 the model is the text model",
           AtMost(0.0, " (largest |logit| difference)"), zero_gate_starts_as_text_model),

@@ -1,0 +1,77 @@
+"""Section 9's claims at the views that know the regime: each design's stage-1 curves (metrics/shapes/stage1.json:
+the stop rule's share of training captions exact at each check) beside its MLP's, replicate by replicate, judged by
+tools/design_sweep/regime.py. `steps` asks which reaches the rule's share in fewer steps; `best` which reaches the
+higher share within stage 1's most steps. A design that never reached the share and was still rising when stage 1
+ended is "inconclusive: still learning at step N", never "does not hold".
+
+The curves' plan is the stop rule's own (params.yaml's shapes.train.stage1_until: the share, a check every `every`
+steps, at most `max_steps`); a curve is flat when its last FLAT_CHECKS checks add less than FLAT_GAIN points."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from frozenbridge.core.config import read_yaml
+from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.shapes.report.connectors import designs, partner
+from frozenbridge.tools.design_sweep.plan import Plan
+from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
+from frozenbridge.tools.verdicts.readers import Sources
+from frozenbridge.tools.verdicts.rules import Cell, Evidence
+
+FLAT_CHECKS, FLAT_GAIN = 4, 2.0  # a stage-1 curve whose last 4 checks add less than 2 points is flat
+COMMAND = "python -m frozenbridge.tools.connectors"
+VIEWS = {"steps": (steps_to_threshold, "fewer stage-1 steps to the stop rule's share of training captions exact"),
+         "best": (best_within_cap, "a higher best share of training captions exact within stage 1's most steps")}
+
+
+@dataclass(frozen=True)
+class AtTheView:
+    """The rule of a claim judged at one view: the view's own verdict (design_sweep/regime.py), whose paired test is
+    the project's (`Ahead("first")`) and which says "still learning" where a design had not stopped rising."""
+    view: str
+
+    @property
+    def text(self) -> str:
+        return f"the first of the pair ahead by {VIEWS[self.view][1]}, paired by replicate; a design still rising " \
+               "when stage 1 ended is inconclusive"
+
+    def cell(self, cell: Cell) -> tuple[str, str]:
+        verdict = cell.values[0]
+        return verdict.verdict, cell.label + ": " + verdict.reason
+
+
+def stage1_plan(root) -> Plan:
+    """The stop rule as a plan: its share, its checks' spacing and its most steps."""
+    params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
+    until = ((params.get("shapes") or {}).get("train") or {}).get("stage1_until") or {}
+    every, cap = until.get("every", 50), until.get("max_steps", 600)
+    return Plan(threshold=100 * until.get("share", 0.6), every=every, cap=cap, checks=FLAT_CHECKS, gain=FLAT_GAIN,
+                after=0, rule="fewest_steps_then_best_at_cap", grids=(), source="params.yaml stage1_until")
+
+
+def curves(metrics) -> list[list] | None:
+    """The replicates' stage-1 curves in replicate order, the loss 0 where a check has none."""
+    found = read_json_if_present(metrics / "stage1.json")
+    if not found:
+        return None
+    return [[[step, exact, loss or 0.0] for step, exact, loss in found[r]["curve"]] for r in sorted(found, key=int)]
+
+
+def regime(first: str, view: str) -> Callable[[Sources], Evidence]:
+    """`first` against the MLP it is paired with, at `view` ("steps" or "best")."""
+    def read(s: Sources) -> Evidence:
+        found = designs(s.root)
+        if first not in found:
+            return Evidence(missing=f"{COMMAND} --only {first}")
+        other = partner(found, first)
+        mine, theirs = (curves(found[name][1]) if name in found else None for name in (first, other))
+        if mine is None or theirs is None or not all(mine) or not all(theirs):
+            return Evidence(missing=f"{COMMAND} --only {first}" if mine is None else "dvc repro shapes_summarize")
+        plan = stage1_plan(s.root)
+        n = min(len(mine), len(theirs))
+        verdict = VIEWS[view][0](mine[:n], theirs[:n], plan, first)
+        return Evidence([Cell(f"{first} − {other}", (verdict,))], verdict.reason,
+                        f"results/connectors/{first}/metrics/shapes/stage1.json, the MLP's stage1.json")
+    return read
