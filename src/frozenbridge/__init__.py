@@ -6,7 +6,7 @@
                 what the model relies on in a connector design (design.py)
     designs/    one file a connector design, found by its name
     shapes/ digits/ retrieval/ onetoken/    one study each, laid out alike
-    audit/      a user's own pictures and questions, audited as the shapes study audits its own (in progress)
+    audit/      a user's own pictures and questions, read and checked (the audit itself is not built yet)
     tools/      commands that measure and report; testing/: test builders
     cli.py      the `frozenbridge` command
 """

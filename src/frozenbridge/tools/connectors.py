@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.tools.connector_replicates import kept, kept_replicate, merge_setting, replicate_folder
 from frozenbridge.tools.workspace import Terminated, changed_stages, git, precision_mismatch, restored, run_experiment
 
 # setting -> keys under shapes.connector (the design, and its own section's knobs); every other key stays as
@@ -81,22 +82,6 @@ def replicates_of(root: Path) -> list[int]:
 
     raw = read_yaml((root / "params.yaml").read_text()) or {}
     return [int(r) for r in raw.get("replicates", SharedParams().replicates)]
-
-
-def replicate_folder(folder: Path, replicate: int) -> Path:
-    return folder / "replicates" / str(replicate)
-
-
-def kept_replicate(folder: Path, key: str, values: dict[str, object], replicate: int) -> bool:
-    """One replicate of a setting was made beside this pipeline (`key`, see pipeline) with these connector values."""
-    info = replicate_folder(folder, replicate) / "design.json"
-    facts = json.loads(info.read_text()) if info.is_file() else {}
-    return facts.get("pipeline") == key and facts.get("setting") == values
-
-
-def kept(folder: Path, key: str, values: dict[str, object], replicates: list[int]) -> bool:
-    """Every replicate of a setting was made beside this pipeline with these connector values."""
-    return all(kept_replicate(folder, key, values, r) for r in replicates)
 
 
 def same_inputs(root: Path) -> None:
@@ -167,54 +152,6 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, first: b
                                         "setting": values, "pipeline": pipeline(root), "machine": where,
                                         "benchmark_step_seconds": [round(s, 3) for s in steps] or None})
     return folder
-
-
-def merge_setting(folder: Path, replicates: list[int], paired_with: str | None = "mlp") -> Path:
-    """The setting over every replicate kept so far: metrics/shapes/replicates.json and stage1.json merged replicate
-    by replicate, text.json and probes.json of its first kept replicate (the zero-gate check and the probes read
-    one), and design.json with its facts, its minutes summed, the replicates kept and the machines and precisions
-    they ran on."""
-    from frozenbridge.core.atomic import write_json
-
-    done = [r for r in replicates if (replicate_folder(folder, r) / "design.json").is_file()]
-    if not done:
-        return folder
-    merged: dict = {}
-    stage1: dict = {}  # each replicate's stage-1 curve (the regime views of section 9 read them)
-    for r in done:
-        curve = replicate_folder(folder, r) / "metrics/shapes/stage1.json"
-        stage1.update(json.loads(curve.read_text()) if curve.is_file() else {})
-        per = json.loads((replicate_folder(folder, r) / "metrics/shapes/replicates.json").read_text())
-        for recipe, tests in per.items():
-            for test, tasks in tests.items():
-                for task, cells in tasks.items():
-                    merged.setdefault(recipe, {}).setdefault(test, {}).setdefault(task, {}).update(cells)
-    shapes = folder / "metrics" / "shapes"
-    shapes.mkdir(parents=True, exist_ok=True)
-    write_json(shapes / "replicates.json", merged)
-    if stage1:
-        write_json(shapes / "stage1.json", stage1)
-    for name in ("text.json", "probes.json"):
-        source = replicate_folder(folder, done[0]) / "metrics/shapes" / name
-        if source.is_file():
-            (shapes / name).write_bytes(source.read_bytes())
-    facts = [json.loads((replicate_folder(folder, r) / "design.json").read_text()) for r in done]
-    first = facts[0]
-    write_json(folder / "design.json", {
-        "connector_params": first["connector_params"], "image_tokens": first["image_tokens"],
-        "setting": first["setting"], "pipeline": first["pipeline"], "replicates": done,
-        "minutes": round(sum(f["minutes"] for f in facts), 2),
-        "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
-        **({"inside": first["inside"]} if first.get("inside") else {}),
-        "machine": first.get("machine"), "machines": sorted({_where(f) for f in facts}),
-        "precision": sorted({f.get("precision", "?") for f in facts}),
-        **({"paired_with": paired_with} if paired_with else {})})
-    return folder
-
-
-def _where(facts: dict) -> str:
-    m = facts.get("machine") or {}
-    return f"{m.get('cpu_model') or m.get('device', '?')} ({m.get('bf16_path', 'bf16 ?')})"
 
 
 def first_replicate(root: Path) -> str:

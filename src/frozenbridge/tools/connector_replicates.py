@@ -1,0 +1,72 @@
+"""A compared setting's results folder, replicate by replicate: results/connectors/<setting>/replicates/<r>/ holds
+one replicate's kept metrics and design.json, and the setting's own folder the replicates merged. Which replicates
+are kept for a pipeline, and the merge (tools.connectors runs the experiments)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def replicate_folder(folder: Path, replicate: int) -> Path:
+    return folder / "replicates" / str(replicate)
+
+
+def kept_replicate(folder: Path, key: str, values: dict[str, object], replicate: int) -> bool:
+    """One replicate of a setting was made beside this pipeline (`key`, see pipeline) with these connector values."""
+    info = replicate_folder(folder, replicate) / "design.json"
+    facts = json.loads(info.read_text()) if info.is_file() else {}
+    return facts.get("pipeline") == key and facts.get("setting") == values
+
+
+def kept(folder: Path, key: str, values: dict[str, object], replicates: list[int]) -> bool:
+    """Every replicate of a setting was made beside this pipeline with these connector values."""
+    return all(kept_replicate(folder, key, values, r) for r in replicates)
+
+
+def merge_setting(folder: Path, replicates: list[int], paired_with: str | None = "mlp") -> Path:
+    """The setting over every replicate kept so far: metrics/shapes/replicates.json and stage1.json merged replicate
+    by replicate, text.json and probes.json of its first kept replicate (the zero-gate check and the probes read
+    one), and design.json with its facts, its minutes summed, the replicates kept and the machines and precisions
+    they ran on."""
+    from frozenbridge.core.atomic import write_json
+
+    done = [r for r in replicates if (replicate_folder(folder, r) / "design.json").is_file()]
+    if not done:
+        return folder
+    merged: dict = {}
+    stage1: dict = {}  # each replicate's stage-1 curve (the regime views of section 9 read them)
+    for r in done:
+        curve = replicate_folder(folder, r) / "metrics/shapes/stage1.json"
+        stage1.update(json.loads(curve.read_text()) if curve.is_file() else {})
+        per = json.loads((replicate_folder(folder, r) / "metrics/shapes/replicates.json").read_text())
+        for recipe, tests in per.items():
+            for test, tasks in tests.items():
+                for task, cells in tasks.items():
+                    merged.setdefault(recipe, {}).setdefault(test, {}).setdefault(task, {}).update(cells)
+    shapes = folder / "metrics" / "shapes"
+    shapes.mkdir(parents=True, exist_ok=True)
+    write_json(shapes / "replicates.json", merged)
+    if stage1:
+        write_json(shapes / "stage1.json", stage1)
+    for name in ("text.json", "probes.json"):
+        source = replicate_folder(folder, done[0]) / "metrics/shapes" / name
+        if source.is_file():
+            (shapes / name).write_bytes(source.read_bytes())
+    facts = [json.loads((replicate_folder(folder, r) / "design.json").read_text()) for r in done]
+    first = facts[0]
+    write_json(folder / "design.json", {
+        "connector_params": first["connector_params"], "image_tokens": first["image_tokens"],
+        "setting": first["setting"], "pipeline": first["pipeline"], "replicates": done,
+        "minutes": round(sum(f["minutes"] for f in facts), 2),
+        "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
+        **({"inside": first["inside"]} if first.get("inside") else {}),
+        "machine": first.get("machine"), "machines": sorted({_where(f) for f in facts}),
+        "precision": sorted({f.get("precision", "?") for f in facts}),
+        **({"paired_with": paired_with} if paired_with else {})})
+    return folder
+
+
+def _where(facts: dict) -> str:
+    m = facts.get("machine") or {}
+    return f"{m.get('cpu_model') or m.get('device', '?')} ({m.get('bf16_path', 'bf16 ?')})"
