@@ -362,3 +362,5 @@ def test_the_regime_views_of_section_9_read_stage1_curves_and_never_fail_a_desig
     evidence = regime("cross_attention-4", "steps")(Sources(tmp_path))
     verdict, why = judge(AtTheView("steps"), evidence)
     assert verdict == expected[0] and expected[1] in why
+    turned = {"holds": "does not hold", "does not hold": "holds"}.get(expected[0], expected[0])
+    assert judge(AtTheView("steps", "second"), evidence)[0] == turned  # "the MLP is ahead" (the codebook's claim)

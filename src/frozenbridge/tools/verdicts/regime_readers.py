@@ -18,7 +18,7 @@ from frozenbridge.shapes.report.connectors import designs, partner
 from frozenbridge.tools.design_sweep.plan import Plan
 from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
 from frozenbridge.tools.verdicts.readers import Sources
-from frozenbridge.tools.verdicts.rules import Cell, Evidence
+from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, Cell, Evidence
 
 FLAT_CHECKS, FLAT_GAIN = 4, 2.0  # a stage-1 curve whose last 4 checks add less than 2 points is flat
 COMMAND = "python -m frozenbridge.tools.connectors"
@@ -29,17 +29,22 @@ VIEWS = {"steps": (steps_to_threshold, "fewer stage-1 steps to the stop rule's s
 @dataclass(frozen=True)
 class AtTheView:
     """The rule of a claim judged at one view: the view's own verdict (design_sweep/regime.py), whose paired test is
-    the project's (`Ahead("first")`) and which says "still learning" where a design had not stopped rising."""
+    the project's (`Ahead("first")`) and which says "still learning" where a design had not stopped rising. With
+    `expect="second"` the claim is that the MLP is ahead: the view's "holds" fails it, its "does not hold" (the MLP
+    ahead) holds it, and "still learning" stays inconclusive."""
     view: str
+    expect: str = "first"
 
     @property
     def text(self) -> str:
-        return f"the first of the pair ahead by {VIEWS[self.view][1]}, paired by replicate; a design still rising " \
-               "when stage 1 ended is inconclusive"
+        return f"the {self.expect} of the pair ahead by {VIEWS[self.view][1]}, paired by replicate; a design still " \
+               "rising when stage 1 ended is inconclusive"
 
     def cell(self, cell: Cell) -> tuple[str, str]:
         verdict = cell.values[0]
-        return verdict.verdict, cell.label + ": " + verdict.reason
+        turned = verdict.verdict if self.expect == "first" else {HOLDS: FAILS, FAILS: HOLDS}.get(verdict.verdict,
+                                                                                               verdict.verdict)
+        return turned, cell.label + ": " + verdict.reason
 
 
 def stage1_plan(root) -> Plan:
