@@ -1,8 +1,9 @@
 """Stage shapes_codebook: the codebook design's centroids, fitted once over the cached training features.
 
 Writes data/shapes/codebook/: centroids.pt and codebook.json where shapes.connector.design is codebook (k-means of
-the training pictures' merged patch vectors into shapes.connector.codes centroids, seeded by `seed`); for every
-other design codebook.json alone, the same bytes whatever the other connector params, so nothing reruns for it.
+the training pictures' merged patch vectors into shapes.connector.codebook.codes centroids, seeded by `seed`); for
+every other design codebook.json alone, the same bytes whatever the other connector params, so nothing reruns for
+it.
 """
 
 from pathlib import Path
