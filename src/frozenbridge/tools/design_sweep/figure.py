@@ -19,6 +19,7 @@ def draw_curves(plan: Plan, out: Path, picked: dict, path: Path) -> Path:
     fig, axes = plt.subplots(1, len(designs), figsize=(4.2 * len(designs), 3.6), sharey=True, squeeze=False)
     for ax, design in zip(axes[0], designs):
         chosen = picked.get("picked", {}).get(design, {}).get("setting")
+        drawn = 0
         for setting in plan.grid(design):
             row = kept_row(out, design, setting, plan)
             if row is None:
@@ -26,12 +27,16 @@ def draw_curves(plan: Plan, out: Path, picked: dict, path: Path) -> Path:
             steps, exact = [p[0] for p in row["curve"]], [p[1] for p in row["curve"]]
             ax.plot(steps, exact, lw=2.6 if setting.name == chosen else 1.0,
                     label=setting.name + (" (picked)" if setting.name == chosen else ""))
+            drawn += 1
         ax.axhline(plan.threshold, ls="--", color="grey", lw=0.8)
         ax.set_title(design)
         ax.set_xlabel("stage-1 step")
         ax.set_xlim(0, plan.cap)
         ax.set_ylim(0, 100)
-        ax.legend(fontsize=6, loc="upper left")
+        if drawn:
+            ax.legend(fontsize=6, loc="upper left")
+        else:
+            ax.text(0.5, 0.5, "no run kept yet", ha="center", va="center", transform=ax.transAxes, color="grey")
     axes[0][0].set_ylabel("training captions exact, %")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
