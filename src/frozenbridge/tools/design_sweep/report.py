@@ -47,8 +47,9 @@ def sweep_findings(root: Path) -> list[str]:
         chosen = picked["picked"].get(design, {}).get("setting") == setting.name
         reached = steps_to(row["curve"], plan.threshold)
         best, at = best_within(row["curve"], plan.cap)
+        why = "all exact" if row["curve"][-1][1] >= 100 else row["stopped"]  # 100% stops a run as a flat curve does
         lines.append(f"| {design} | {setting.name}{' ◀' if chosen else ''} | {reached or 'never'} | {best:g} ({at}) | "
-                     f"{row['stopped']} at {row['steps']} | {_inside(row)} | "
+                     f"{why} at {row['steps']} | {_inside(row)} | "
                      f"{row['machine'].get('cpu_model') or row['machine'].get('device')}, {row['precision']} |")
     lines.append("")
     for design, choice in picked["picked"].items():
