@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from frozenbridge.audit import folder as audit_folder
-from frozenbridge.audit.example import write_example_folder
-from frozenbridge.audit.folder import Question, normalize_answer, read_audit_folder
+from frozenbridge.audit.data.example import write_example_folder
+from frozenbridge.audit.data.folder import Question, normalize_answer, read_audit_folder
 from frozenbridge.core.errors import FrozenbridgeError
 
 

@@ -2,7 +2,7 @@
 the precisions, and the base class a study's view of the file extends.
 
 params.yaml has the shared keys at the top (seed, device, replicates, vision, language) and one section per study
-(shapes, digits, retrieval, onetoken). A study's `Params` dataclass declares the shared keys it reads and its own
+(shapes, digits, retrieval, onetoken, audit). A study's `Params` dataclass declares the shared keys it reads and its own
 section (and, where it consumes another study's outputs, that study's section through its interface); every other
 top-level key is let through unchecked, so each stage validates what it reads and nothing else. A key no study owns
 is refused: a typo fails before any work starts.
@@ -19,7 +19,7 @@ from frozenbridge.core.config import (choice, device, distinct_integers, field, 
 from frozenbridge.core.errors import FrozenbridgeError
 
 SHARED_KEYS = ("seed", "device", "replicates", "vision", "language")
-STUDY_SECTIONS = ("shapes", "digits", "retrieval", "onetoken")  # a new study adds its section's name here
+STUDY_SECTIONS = ("shapes", "digits", "retrieval", "onetoken", "audit")  # a new study adds its section's name here
 TOP_LEVEL_KEYS = SHARED_KEYS + STUDY_SECTIONS
 
 PRECISIONS = ("auto", "bf16", "fp32")  # auto: bf16 where the hardware has it (CPU bf16 instructions, CUDA), else fp32

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from frozenbridge.audit.folder import METADATA
+from frozenbridge.audit.data.folder import METADATA
 from frozenbridge.core.atomic import atomic_path
 from frozenbridge.core.errors import FrozenbridgeError
 

@@ -1,0 +1,1 @@
+"""The audit's figure."""
