@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from frozenbridge.audit import folder as audit_folder
+from frozenbridge.audit.data import folder as audit_folder
 from frozenbridge.audit.data.example import write_example_folder
 from frozenbridge.audit.data.folder import Question, normalize_answer, read_audit_folder
 from frozenbridge.core.errors import FrozenbridgeError
@@ -117,6 +117,13 @@ def test_the_docstring_example_is_a_folder_that_reads(tmp_path):
     assert folder.train.pictures[1].caption is None and folder.test.pictures[1].questions[0].kind is None
     assert [p.heldout for p in folder.test.pictures] == [False, True]
     assert folder.untrained_kinds == ("color",)
+
+
+def test_the_readme_shows_the_same_five_lines():
+    """The README's example under "Your own pictures and questions" is the docstring's, which the test above reads."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = readme.split("## Your own pictures and questions", 1)[1].split("```", 2)[1]
+    assert [json.loads(line) for line in block.strip().splitlines()] == docstring_rows()
 
 
 def test_questions_only_subfolders_and_unlisted_pictures(tmp_path, caplog):

@@ -138,9 +138,10 @@ def test_the_top_level_keys_are_exactly_what_the_studies_read():
     import frozenbridge.core.params as shared
     from frozenbridge.digits.params import Params as Digits
     from frozenbridge.onetoken.params import Params as OneToken
+    from frozenbridge.audit.params import Params as Audit
     from frozenbridge.retrieval.params import Params as Retrieval
 
-    read = [{f.name for f in dataclasses.fields(p)} for p in (Params, Digits, Retrieval, OneToken)]
+    read = [{f.name for f in dataclasses.fields(p)} for p in (Params, Digits, Retrieval, OneToken, Audit)]
     assert set().union(*read) == set(shared.TOP_LEVEL_KEYS)
-    for section, fields in zip(("shapes", "digits", "retrieval", "onetoken"), read):
+    for section, fields in zip(("shapes", "digits", "retrieval", "onetoken", "audit"), read):
         assert section in fields and set(fields) - set(shared.SHARED_KEYS) <= set(shared.STUDY_SECTIONS)

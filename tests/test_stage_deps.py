@@ -213,12 +213,14 @@ def test_the_stages_that_build_a_design_list_the_one_params_yaml_names():
     """bridge/design.py loads `designs/<name>.py` by name (the one dynamic import besides the benchmarks'): every
     stage whose code reaches the registry lists the chosen design's file through `${shapes.connector.design}`; the
     one-token study and the capacity check, which always train the MLP, list designs/mlp.py (the capacity stage is
-    frozen, and `dvc unfreeze` cannot rewrite a stage with `${}` in it)."""
+    frozen, and `dvc unfreeze` cannot rewrite a stage with `${}` in it), and so does the audit, which trains the MLP
+    too."""
     assert [hit.split(" ")[1] for hit in dynamic_loads(REGISTRY)] == ["importlib.import_module"]
     for name, (script, deps) in stage_deps().items():
         if REGISTRY not in closure(script):
             continue
-        wanted = "src/frozenbridge/designs/mlp.py" if name.startswith("onetoken") or name == "shapes_capacity" else \
+        wanted = "src/frozenbridge/designs/mlp.py" if name.startswith(("onetoken", "audit")) or name == "shapes_capacity" \
+            else \
             "src/frozenbridge/designs/${shapes.connector.design}.py"
         assert wanted in deps or name == "shapes_codebook", (name, deps)
 

@@ -1,4 +1,5 @@
-"""The audit a team needs before trusting a score on its own pictures and questions. Built so far: the folder a
-user writes by hand, read and checked before any work (folder.py), and an example folder (example.py). The chain
-that trains on it and the page of checks (the score beside its controls, per kind, on held-out combinations, the
-failures read) are not built yet."""
+"""The audit a team needs before trusting a score on its own pictures and questions (the reference's "is 90% ready?"):
+the folder a user writes by hand, read and checked before any work (data/), one training run on it (training/), the
+test questions answered with their picture and three controls and every number read from the answers (evaluation/),
+the figure (summary/) and the page (report/). chain.py runs it all for `frozenbridge audit`; the audit_* stages of
+dvc.yaml run it step by step."""

@@ -2,7 +2,7 @@
 results/ and bench/) and the README's headline table (a few numbers per study beside the reference's), so every
 number a reader sees is computed.
 
-    python -m frozenbridge.tools.report           # rewrite docs/results.md and the README's headline block
+    python -m frozenbridge.tools.report           # rewrite docs/results.md, docs/audit.md and the README's headline
     python -m frozenbridge.tools.report --check   # exit 1 when either is out of date with metrics/ (the tests do)
 """
 
@@ -31,6 +31,7 @@ START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<
 FINDINGS_START = "<!-- findings:start (python -m frozenbridge.tools.report) -->"
 FINDINGS_END = "<!-- findings:end -->"
 RESULTS, CONNECTORS = Path("docs/results.md"), Path("docs/connectors.md")
+AUDIT, AUDIT_NUMBERS, AUDIT_FIGURE = Path("docs/audit.md"), Path("metrics/audit/audit.json"), "../plots/audit/audit.png"
 OTHER_STUDIES = ("digits", "retrieval", "onetoken")  # timed apart from the shapes study
 
 
@@ -231,6 +232,10 @@ def main() -> None:
     pages = {readme: update_readme(readme, args.root), results: render_results(args.root)}
     if connectors.is_file():
         pages[connectors] = update_connectors_page(connectors, args.root)
+    if (args.root / AUDIT_NUMBERS).is_file():  # the audit's page, from its numbers (the audit_check stage)
+        from frozenbridge.audit.report.page import page_text
+
+        pages[args.root / AUDIT] = page_text(json.loads((args.root / AUDIT_NUMBERS).read_text()), AUDIT_FIGURE)
     if args.check:
         stale = [str(p) for p, text in pages.items() if not p.is_file() or p.read_text() != text]
         if stale:
