@@ -118,12 +118,12 @@ def test_a_machine_unlike_the_default_runs_pairs_its_designs_with_its_own_mlp(tm
     assert ran == ["mlp@cpu-fp32", "resampler-16"]  # the partner first, then the design
     facts = {name: json.loads((tmp_path / "results" / name / "design.json").read_text()) for name in ran}
     assert facts["resampler-16"]["paired_with"] == "mlp@cpu-fp32" and "paired_with" not in facts["mlp@cpu-fp32"]
-    from frozenbridge.shapes.report.connectors import designs, partner
+    from frozenbridge.shapes.report.connectors import OWN_BEST, designs, partner
 
     (tmp_path / "results/connectors").mkdir()
-    for name in ran:
+    for name in ran:  # where the tool keeps its runs by default: the own-best view's folder
         (tmp_path / "results" / name).rename(tmp_path / "results/connectors" / name)
-    assert partner(designs(tmp_path), "resampler-16") == "mlp@cpu-fp32"
+    assert partner(designs(tmp_path, OWN_BEST), "resampler-16") == "mlp@cpu-fp32"
     monkeypatch.setattr("sys.argv", ["connectors", "--list"])
     connectors.main()  # --list says so before anyone starts a setting
     assert "paired with mlp@cpu-fp32, an MLP this tool trains here first" in capsys.readouterr().out
@@ -176,7 +176,7 @@ def test_the_report_table_puts_each_design_beside_the_default_runs_mlp(tmp_path)
 
     (tmp_path / "metrics/shapes").mkdir(parents=True)
     (tmp_path / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates([50, 40, 60])))
-    kept = tmp_path / "results/connectors"
+    kept = tmp_path / "results/connectors/equal-settings"
     (kept / "mlp").mkdir(parents=True)
     (kept / "mlp/design.json").write_text(json.dumps({"connector_params": 619200, "image_tokens": 49,
                                                        "minutes": None}))
@@ -206,19 +206,23 @@ def test_the_section_9_verdicts_pair_each_design_with_the_mlp_by_replicate(tmp_p
     read = versus("codebook-1024", "mlp", (("seen", "caption"),))
     evidence = read(Sources(tmp_path))
     assert judge(Ahead("second"), evidence)[0] == OPEN and "python -m frozenbridge.tools.connectors" in evidence.missing
+    assert evidence.missing.endswith("--only codebook-1024 --results results/connectors/equal-settings")
     (tmp_path / "metrics/shapes").mkdir(parents=True)
     (tmp_path / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates([50, 40, 60, 55, 45])))
+    kept = tmp_path / "results/connectors/equal-settings"
     for name, rights in (("mlp", None), ("codebook-1024", [30, 35, 40, 30, 20])):
-        (tmp_path / f"results/connectors/{name}/metrics/shapes").mkdir(parents=True)
-        (tmp_path / f"results/connectors/{name}/design.json").write_text(json.dumps({"connector_params": 1,
-                                                                                      "image_tokens": 1}))
+        (kept / name / "metrics/shapes").mkdir(parents=True)
+        (kept / name / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 1}))
         if rights:
-            (tmp_path / f"results/connectors/{name}/metrics/shapes/replicates.json").write_text(
-                json.dumps(_replicates(rights)))
+            (kept / name / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates(rights)))
     evidence = read(Sources(tmp_path))
     assert evidence.cells[0].paired["differences"] == [-20, -5, -20, -25, -25]
     assert judge(Ahead("second"), evidence)[0] == HOLDS  # behind in all five: the MLP ahead
     assert "seen caption -20, -5, -20, -25, -25" in evidence.ours
+    assert "at the MLP's settings (the equal-settings view)" in evidence.ours
+    assert evidence.source == "results/connectors/equal-settings/codebook-1024, mlp"
+    own_best = versus("codebook-1024", "mlp", (("seen", "caption"),), "results/connectors")(Sources(tmp_path))
+    assert own_best.missing == "python -m frozenbridge.tools.connectors --only codebook-1024"  # not read from the view
 
 
 def test_the_zero_gate_claim_reads_each_cross_attention_settings_text_stage(tmp_path):
@@ -227,18 +231,18 @@ def test_the_zero_gate_claim_reads_each_cross_attention_settings_text_stage(tmp_
     from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, AtMost, judge
 
     assert "--only cross_attention-4" in zero_gate_starts_as_text_model(Sources(tmp_path)).missing
+    kept = tmp_path / "results/connectors/equal-settings"
     for name, gap in (("mlp", None), ("cross_attention-4", 0.0), ("cross_attention-6", 0.0)):
-        (tmp_path / f"results/connectors/{name}/metrics/shapes").mkdir(parents=True)
-        (tmp_path / f"results/connectors/{name}/design.json").write_text(json.dumps({"connector_params": 1,
-                                                                                      "image_tokens": 0}))
+        (kept / name / "metrics/shapes").mkdir(parents=True)
+        (kept / name / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 0}))
         if gap is not None:
-            (tmp_path / f"results/connectors/{name}/metrics/shapes/text.json").write_text(json.dumps(
+            (kept / name / "metrics/shapes/text.json").write_text(json.dumps(
                 {"zero_gate": {"max_abs_logit_difference": gap, "pictures": 8, "design": "cross_attention"}}))
     rule = AtMost(0.0, " (largest |logit| difference)")
     evidence = zero_gate_starts_as_text_model(Sources(tmp_path))
     assert [c.label for c in evidence.cells] == ["cross_attention-4", "cross_attention-6"]
     assert judge(rule, evidence)[0] == HOLDS
-    (tmp_path / "results/connectors/cross_attention-6/metrics/shapes/text.json").write_text(json.dumps(
+    (kept / "cross_attention-6/metrics/shapes/text.json").write_text(json.dumps(
         {"zero_gate": {"max_abs_logit_difference": 0.03, "pictures": 8, "design": "cross_attention"}}))
     assert judge(rule, zero_gate_starts_as_text_model(Sources(tmp_path)))[0] == FAILS
 
@@ -246,7 +250,7 @@ def test_the_zero_gate_claim_reads_each_cross_attention_settings_text_stage(tmp_
 def _compared(root, mlp: list[float], **designs: list[float]) -> None:
     (root / "metrics/shapes").mkdir(parents=True)
     (root / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates(mlp)))
-    kept = root / "results/connectors"
+    kept = root / "results/connectors/equal-settings"
     (kept / "mlp").mkdir(parents=True)
     (kept / "mlp/design.json").write_text(json.dumps({"connector_params": 600, "image_tokens": 49, "minutes": None}))
     for name, rights in designs.items():
@@ -279,6 +283,44 @@ def test_the_findings_say_where_a_design_is_ahead_or_behind_in_every_replicate_f
     assert "binding: resampler-16 (55%)" in text  # the highest median, named from the numbers
 
 
+def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_never_mixed(tmp_path):
+    """The equal-settings view (results/connectors/equal-settings/) is read alone and says what it is; runs the tool
+    keeps in results/connectors/<setting>/ (the own-best comparison) form a second table, titled for it, once one
+    design is there; the sweep's folder is neither."""
+    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings, connectors_table
+    from frozenbridge.tools.report import render_results
+
+    _compared(tmp_path, [50, 40, 60], **{"resampler-16": [20, 30, 25]})
+    (tmp_path / "results/connectors/sweep").mkdir()
+    equal = connectors_table(tmp_path)
+    assert equal[0].startswith("This is the equal-settings comparison, every design at the MLP's settings, kept as "
+                               "its own view in `results/connectors/equal-settings/`.")
+    assert "is to come in `results/connectors/<setting>/`" in equal[0] and connectors_table(tmp_path, OWN_BEST) == []
+    page = render_results(tmp_path)
+    assert "### Equal settings: every design at the MLP's settings" in page and "### Own best" not in page
+    assert "](../results/connectors/equal-settings/exact_match.png)" in page
+    own = tmp_path / "results/connectors"
+    (own / "mlp").mkdir()
+    (own / "mlp/design.json").write_text(json.dumps({"connector_params": 600, "image_tokens": 49, "minutes": None}))
+    assert connectors_table(tmp_path, OWN_BEST) == []  # the MLP alone compares nothing
+    (own / "codebook-1024/metrics/shapes").mkdir(parents=True)
+    (own / "codebook-1024/design.json").write_text(json.dumps({"connector_params": 700, "image_tokens": 49,
+                                                               "minutes": 40.0}))
+    (own / "codebook-1024/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([45, 35, 55])))
+    equal, best = connectors_table(tmp_path), connectors_table(tmp_path, OWN_BEST)
+    assert "The own-best comparison, each design at its own best setting, is the next table." in equal[0]
+    assert best[0].startswith("This is the own-best comparison, each design at its own best setting, kept in "
+                              "`results/connectors/<setting>/` beside the equal-settings view")
+    designs_in = lambda rows: {r.split(" | ")[0][2:] for r in rows if r.startswith("| ") and " | seen | " in r}
+    assert designs_in(equal) == {"mlp", "resampler-16"} and designs_in(best) == {"mlp", "codebook-1024"}
+    page = render_results(tmp_path)
+    assert page.index("### Equal settings: every design at the MLP's settings") < \
+        page.index("### Own best: each design at its own best setting")
+    assert "](../results/connectors/exact_match.png)" in page
+    findings = "\n".join(connectors_findings(tmp_path, OWN_BEST))
+    assert "**codebook-1024**" in findings and "**resampler-16**" not in findings
+
+
 def test_the_figure_is_drawn_once_a_design_is_compared_and_the_page_block_is_replaced(tmp_path):
     from frozenbridge.shapes.report.connectors_figure import draw
     from frozenbridge.tools.report import FINDINGS_END, FINDINGS_START, update_connectors_page
@@ -291,6 +333,7 @@ def test_the_figure_is_drawn_once_a_design_is_compared_and_the_page_block_is_rep
     text = update_connectors_page(page, tmp_path)
     assert text.startswith("# head\n") and text.endswith(f"{FINDINGS_END}\ntail\n") and "old" not in text
     assert "**cross_attention-4**" in text and "Behind in every replicate: held-out caption" in text
+    assert "**Equal settings.** This is the equal-settings comparison" in text and "**Own best" not in text
 
 
 def test_a_setting_is_kept_replicate_by_replicate_and_resumes_at_the_first_missing_one(tmp_path, monkeypatch):
@@ -353,7 +396,7 @@ def test_the_regime_views_of_section_9_read_stage1_curves_and_never_fail_a_desig
 
     (tmp_path / "params.yaml").write_text("shapes:\n  train:\n    stage1_until: {share: 0.6, every: 50, "
                                           "max_steps: 600}\n")
-    kept = tmp_path / "results/connectors"
+    kept = tmp_path / "results/connectors/equal-settings"
     for name in ("mlp", "cross_attention-4"):
         (kept / name).mkdir(parents=True)
         (kept / name / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 0}))
@@ -364,3 +407,20 @@ def test_the_regime_views_of_section_9_read_stage1_curves_and_never_fail_a_desig
     assert verdict == expected[0] and expected[1] in why
     turned = {"holds": "does not hold", "does not hold": "holds"}.get(expected[0], expected[0])
     assert judge(AtTheView("steps", "second"), evidence)[0] == turned  # "the MLP is ahead" (the codebook's claim)
+
+
+def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
+    """A later default run (metrics/shapes/) does not move the kept view: its mlp/ holds the metrics it was paired
+    with; the own-best view's MLP is the default run's."""
+    from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs
+
+    (tmp_path / "metrics/shapes").mkdir(parents=True)
+    for view in (EQUAL_SETTINGS, OWN_BEST):
+        (tmp_path / view / "mlp").mkdir(parents=True, exist_ok=True)
+        (tmp_path / view / "mlp" / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 1}))
+    assert designs(tmp_path, EQUAL_SETTINGS)["mlp"][1] == tmp_path / "metrics/shapes"  # nothing kept: the default run
+    kept = tmp_path / EQUAL_SETTINGS / "mlp" / "metrics/shapes"
+    kept.mkdir(parents=True)
+    (kept / "replicates.json").write_text(json.dumps(_replicates([50, 40, 60, 55, 45])))
+    assert designs(tmp_path, EQUAL_SETTINGS)["mlp"][1] == kept
+    assert designs(tmp_path, OWN_BEST)["mlp"][1] == tmp_path / "metrics/shapes"

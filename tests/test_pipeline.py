@@ -122,6 +122,8 @@ def tiny_profile(tiny_models) -> dict:
                             "precision": "fp32"},
                   "evaluate": {"batch_size": 8, "caption_tokens": 6, "pictures": 6},
                   "agreement": {"tower": "adaptor", "shown": 4}},
+        audit={"image_size": 64, "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "precision": "fp32"},
+               "evaluate": {"batch_size": 8, "bootstrap": 20}},
     )
 
 
@@ -394,6 +396,35 @@ def test_the_one_token_study_runs_on_the_shapes_pictures_as_a_folder(project, fi
     by_set = scores["replicates"]["0"]["trained"]["by_set"]  # the first 6 test pictures: 4 seen, then 2 held-out
     assert {s: v["pictures"] for s, v in by_set.items()} == {"seen": 4, "heldout": 2}
     assert (project / "runs/onetoken/1/model/config.json").is_file()
+
+
+def test_the_audit_runs_on_the_shapes_pictures_and_another_folder_reruns_only_the_audit(project, first_repro):
+    """audit_folder -> audit_encode -> audit_train -> audit_check on the shapes pictures exported with their questions;
+    the audit sets itself beside the study's caption_qa scores. Naming another folder changes the audit's stages
+    alone (dvc exp run -S audit.folder=... compares folders)."""
+    for stage in ("audit_folder", "audit_encode", "audit_train", "audit_check"):
+        assert f"Running stage '{stage}'" in first_repro.stdout
+    numbers = json.loads((project / "metrics/audit/audit.json").read_text())
+    assert numbers["folder"]["test"]["pictures"] == 8 and numbers["folder"]["test"]["heldout"] == 4
+    assert set(numbers["checks"]["kinds"]) <= {"count", "binding", "leftmost"}
+    assert numbers["training"]["stage1"]["steps"] == 3 and numbers["training"]["stage2"]["steps"] == 2
+    assert numbers["agreement"] is not None and numbers["agreement"]["recipe"] == "caption_qa"
+    answers = (project / "metrics/audit/answers.jsonl").read_text().splitlines()
+    assert len(answers) == numbers["checks"]["overall"]["questions"]
+    assert (project / "plots/audit/audit.png").stat().st_size > 0
+    from frozenbridge.audit.data.example import write_example_folder
+
+    write_example_folder(project / "mine")
+    saved = (project / "params.yaml").read_text()
+    try:
+        set_params(project, audit={"folder": "mine"})
+        status = dvc("status", cwd=project).stdout
+        assert all(f"{stage}:" in status for stage in ("audit_encode", "audit_train", "audit_check")), status
+        assert not any(name in status for name in ("audit_folder:", "shapes_", "digits_", "retrieval_",
+                                                   "onetoken_")), status
+    finally:
+        (project / "params.yaml").write_text(saved)
+        shutil.rmtree(project / "mine")
 
 
 def test_second_repro_is_a_no_op(project, first_repro):

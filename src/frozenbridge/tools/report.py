@@ -21,7 +21,8 @@ from frozenbridge.onetoken.report import tables as onetoken
 from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.shapes.report import connectors_figure
-from frozenbridge.shapes.report.connectors import FIGURE, connectors_findings, connectors_table
+from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, OWN_BEST, compared, connectors_findings,
+                                                  connectors_table, figure, figure_line, view_title)
 from frozenbridge.tools.headline_tables import STUDY_LABELS, backbone_table, headline_table
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
@@ -168,9 +169,12 @@ def render_results(root: Path) -> str:
     for folder in sorted((root / "results").glob("*/")):
         parts += digits.limits_results(folder) if (folder / "limits.json").is_file() else \
             [*shapes.experiment_results(folder), *backbone_table(folder, root)]
-    if compared := connectors_table(root):
-        parts += ["## Connector designs", "", *compared, f"![Exact match per design, task and pair set](../{FIGURE})",
-                  "", "What it found, design by design: [connectors](connectors.md#what-the-comparison-found).", ""]
+    views = [(view, table) for view in (EQUAL_SETTINGS, OWN_BEST) if (table := connectors_table(root, view))]
+    if views:  # the equal-settings view, then the own-best view's own table once it has runs; never one table of both
+        parts += ["## Connector designs", ""]
+        for view, table in views:
+            parts += [f"### {view_title(view)}", "", *table, figure_line(view), ""]
+        parts += ["What it found, design by design: [connectors](connectors.md#what-the-comparison-found).", ""]
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += ["## Time", "", *repro_time(repro)]
     if sweep:
@@ -204,11 +208,14 @@ def replace_block(page: Path, start: str, end: str, lines: list[str]) -> str:
 
 
 def update_connectors_page(page: Path, root: Path) -> str:
-    """docs/connectors.md with its findings (shapes.report.connectors) generated from results/connectors/, and the
-    sweep's table (tools.design_sweep.report) from results/connectors/sweep/."""
+    """docs/connectors.md with its findings (shapes.report.connectors): the equal-settings view's from
+    results/connectors/equal-settings/, then the own-best view's from results/connectors/<setting>/ once it compares
+    a design, and the sweep's table (tools.design_sweep.report) from results/connectors/sweep/."""
     from frozenbridge.tools.design_sweep.report import sweep_findings
 
-    return replace_block(page, FINDINGS_START, FINDINGS_END, [*connectors_findings(root), "", *sweep_findings(root)])
+    own_best = [*connectors_findings(root, OWN_BEST), ""] if compared(root, OWN_BEST) else []
+    return replace_block(page, FINDINGS_START, FINDINGS_END, [*connectors_findings(root, EQUAL_SETTINGS), "",
+                                                              *own_best, *sweep_findings(root)])
 
 
 def update_readme(readme: Path, root: Path) -> str:
@@ -246,7 +253,8 @@ def main() -> None:
     results.parent.mkdir(parents=True, exist_ok=True)
     for path, text in pages.items():
         path.write_text(text)
-    connectors_figure.draw(args.root, args.root / FIGURE)
+    for view in (EQUAL_SETTINGS, OWN_BEST):  # each view's figure beside its settings; none before it compares one
+        connectors_figure.draw(args.root, args.root / figure(view), view)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
-"""The connector comparison's table (results/connectors/, made by `python -m frozenbridge.tools.connectors`): every
-design beside the MLP of the default run, on the same paired replicates. Captions are stage 1's runs, the questions
-caption_qa's; each cell is the median exact match with [lowest–highest] over the replicates and the median gap
-(right minus the best control). The step ratio comes from bench/designs-cpu-2core.json, measured in one run."""
+"""The connector comparison's tables (made by `python -m frozenbridge.tools.connectors`): every design beside the MLP
+of the default run, on the same paired replicates, at one of two views kept apart. The equal-settings view
+(results/connectors/equal-settings/) trained every design at the MLP's settings and is kept as its own view; the
+own-best view is what the tool keeps in results/connectors/<setting>/ from now on, each design at its own best
+setting. Each view is read from its own folder alone, so the two are never mixed. Captions are stage 1's runs, the
+questions caption_qa's; each cell is the median exact match with [lowest–highest] over the replicates and the median
+gap (right minus the best control). The step ratio comes from bench/designs-cpu-2core.json, measured in one run."""
 
 from __future__ import annotations
 
@@ -12,7 +15,24 @@ from frozenbridge.core.summary import read_json_if_present
 
 TASKS = (("caption", "caption"), ("count", "caption_qa"), ("binding", "caption_qa"), ("leftmost", "caption_qa"))
 TESTS = (("seen", "seen"), ("heldout", "held-out"))
-FIGURE = "results/connectors/exact_match.png"  # drawn by tools.report (connectors_figure.draw)
+OWN_BEST = "results/connectors"  # where tools.connectors keeps each setting: each design at its own best setting
+EQUAL_SETTINGS = f"{OWN_BEST}/equal-settings"  # the first comparison, every design at the MLP's settings, kept apart
+NOT_SETTINGS = ("equal-settings", "sweep")  # folders under results/connectors/ that hold no setting
+VIEWS = {EQUAL_SETTINGS: ("Equal settings", "every design at the MLP's settings"),
+         OWN_BEST: ("Own best", "each design at its own best setting")}  # the view's title, and what it compares
+
+
+def figure(view: str = EQUAL_SETTINGS) -> str:
+    """A view's figure, beside its settings (drawn by tools.report with connectors_figure.draw)."""
+    return f"{view}/exact_match.png"
+
+
+def figure_line(view: str = EQUAL_SETTINGS) -> str:
+    """The markdown of the view's figure, from docs/."""
+    return f"![Exact match per design, task and pair set, {VIEWS[view][0].lower()}](../{figure(view)})"
+
+
+FIGURE = figure(EQUAL_SETTINGS)
 
 
 def _cell(per: dict) -> str:
@@ -48,14 +68,20 @@ def step_flops(bench: dict | None, setting: str) -> str:
     return "—" if row is None else f"{row['a_value']:.0f}"
 
 
-def designs(root: Path) -> dict[str, tuple[dict, Path]]:
-    """{setting: (its design.json, its metrics/shapes folder)}: the MLP's (the default run's metrics) first."""
-    kept = root / "results" / "connectors"
+def designs(root: Path, view: str = EQUAL_SETTINGS) -> dict[str, tuple[dict, Path]]:
+    """{setting: (its design.json, its metrics/shapes folder)} of one view's folder (EQUAL_SETTINGS or OWN_BEST),
+    the MLP's first: its own metrics where the view keeps them (the equal-settings view keeps the default run it was
+    paired with, so a later default run does not move it), else the default run's; the other view's folder and the
+    sweep's are never read as settings."""
+    kept = root / view
     out = {}
     for folder in sorted(kept.glob("*/"), key=lambda f: (f.name != "mlp", f.name)):
+        if folder.name in NOT_SETTINGS:
+            continue
         if (facts := read_json_if_present(folder / "design.json")) is not None:
-            out[folder.name] = (facts, root / "metrics" / "shapes" if folder.name == "mlp"
-                                else folder / "metrics" / "shapes")
+            own = folder / "metrics" / "shapes"
+            kept_mlp = (own / "replicates.json").is_file()
+            out[folder.name] = (facts, root / "metrics" / "shapes" if folder.name == "mlp" and not kept_mlp else own)
     return out
 
 
@@ -66,15 +92,37 @@ def _steps(facts: dict, before: str, after: str) -> str:
     return f"{before}{'–'.join(f'{s:.2f}' for s in steps)} s{after}" if steps else ""
 
 
-def connectors_table(root: Path) -> list[str]:
-    found = designs(root)
+def compared(root: Path, view: str = EQUAL_SETTINGS) -> bool:
+    """Whether the view holds a design beside an MLP."""
+    return bool(set(designs(root, view)) - {"mlp"})
+
+
+def view_title(view: str) -> str:
+    """The view's heading: "Equal settings: every design at the MLP's settings"."""
+    title, what = VIEWS[view]
+    return f"{title}: {what}"
+
+
+def view_sentences(root: Path, view: str, where: str) -> str:
+    """What the view is, where it is kept, and where the other view is (`where`: "table" or "section")."""
+    if view == EQUAL_SETTINGS:
+        other = (f"The own-best comparison, {VIEWS[OWN_BEST][1]}, is the next {where}." if compared(root, OWN_BEST)
+                 else f"The own-best comparison, {VIEWS[OWN_BEST][1]}, is to come in `{OWN_BEST}/<setting>/`.")
+        return f"This is the equal-settings comparison, {VIEWS[view][1]}, kept as its own view in `{view}/`. {other}"
+    beside = f" beside the equal-settings view (the {where} before this one)" if compared(root, EQUAL_SETTINGS) else ""
+    return f"This is the own-best comparison, {VIEWS[view][1]}, kept in `{view}/<setting>/`{beside}."
+
+
+def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
+    """The view's table (EQUAL_SETTINGS or OWN_BEST), read from its folder alone; [] before it compares a design."""
+    found = designs(root, view)
     if set(found) <= {"mlp"}:
         return []
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
     head = " | ".join(f"{task} ({'stage 1' if recipe == 'caption' else recipe})" for task, recipe in TASKS)
-    out = ["Each design through stage 1 and caption_qa on the same paired replicates (`python -m "
-           "frozenbridge.tools.connectors`; the MLP's runs are the default run's). Exact match %, median "
-           "[lowest–highest] over the replicates, and the median gap:", "",
+    out = [f"{view_sentences(root, view, 'table')} Each design went through stage 1 and caption_qa on the same paired "
+           "replicates (`python -m frozenbridge.tools.connectors`; the MLP's runs are the default run's). Exact match "
+           "%, median [lowest–highest] over the replicates, and the median gap:", "",
            f"| design | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
            f"minutes (benchmark step) | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
@@ -185,17 +233,20 @@ def best_per_task(found: dict) -> str:
     return f"Highest median exact match on held-out pairs, per task: {'; '.join(parts)}." if parts else ""
 
 
-def connectors_findings(root: Path) -> list[str]:
-    """docs/connectors.md's generated block: a paragraph per design and the best per task, or what to run."""
-    found = designs(root)
+def connectors_findings(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
+    """docs/connectors.md's generated block for one view: what the view is, a paragraph per design and the best per
+    task, or what to run."""
+    found = designs(root, view)
     if set(found) <= {"mlp"} or "mlp" not in found:
-        return ["No design has been compared yet: `python -m frozenbridge.tools.connectors` runs the comparison, "
-                "then `python -m frozenbridge.tools.report` writes its findings here."]
+        where = "" if view == OWN_BEST else f" --results {view}"
+        return [f"No design has been compared yet: `python -m frozenbridge.tools.connectors{where}` runs the "
+                "comparison, then `python -m frozenbridge.tools.report` writes its findings here."]
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
-    out = [f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}, each against an "
+    out = [f"**{VIEWS[view][0]}.** {view_sentences(root, view, 'section')}", "",
+           f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}, each against an "
            "MLP on the same replicates, made on the same kind of machine at the same precision (the default run's, "
            "unless the paragraph names another).", ""]
     for setting in found:
         if not setting.startswith("mlp"):
             out += [setting_findings(found, setting, bench), ""]
-    return out + [best_per_task(found), "", f"![Exact match per design, task and pair set](../{FIGURE})"]
+    return out + [best_per_task(found), "", figure_line(view)]

@@ -1,4 +1,5 @@
-"""The connector comparison's figure: exact match per design, task and pair set (results/connectors/)."""
+"""The connector comparison's figure, one a view: exact match per design, task and pair set (the equal-settings view's
+in results/connectors/equal-settings/, the own-best view's in results/connectors/)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from frozenbridge.shapes.report.connectors import TASKS, TESTS, designs, per_replicate  # noqa: E402
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, TASKS, TESTS, designs, per_replicate  # noqa: E402
 
 
-def draw(root: Path, out: Path) -> bool:
-    """A panel per pair set; per task a bar per design (median over replicates, line: lowest-highest) and a dash at
-    the median best control. False, and nothing drawn, before any design is compared with the MLP."""
-    found = designs(root)
+def draw(root: Path, out: Path, view: str = EQUAL_SETTINGS) -> bool:
+    """A panel per pair set; per task a bar per design of the view (median over replicates, line: lowest-highest) and
+    a dash at the median best control. False, and nothing drawn, before any design is compared with the MLP."""
+    found = designs(root, view)
     if set(found) <= {"mlp"}:
         return False
     names = list(found)

@@ -1,29 +1,39 @@
-"""Readers of the connector comparison (results/connectors/, made by `python -m frozenbridge.tools.connectors`): one
-design's exact match beside another's, paired by replicate, in points. The MLP's are the default run's own
-(metrics/shapes/). Captions come from stage 1's runs, the questions from caption_qa's."""
+"""Readers of the connector comparison (made by `python -m frozenbridge.tools.connectors`), at one view: the
+equal-settings view (results/connectors/equal-settings/, every design at the MLP's settings) unless told the own-best
+one (results/connectors/<setting>/). One design's exact match beside another's, paired by replicate, in points. The
+MLP's are the default run's own (metrics/shapes/). Captions come from stage 1's runs, the questions from
+caption_qa's."""
 
 from __future__ import annotations
 
 from typing import Callable
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import designs, partner
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs, partner
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 
 COMMAND = "python -m frozenbridge.tools.connectors"
 RECIPE = {"caption": "caption", "count": "caption_qa", "binding": "caption_qa", "leftmost": "caption_qa"}
+LABELS = {EQUAL_SETTINGS: "each design at the MLP's settings (the equal-settings view)",
+          OWN_BEST: "each design at its own best setting (the own-best view)"}  # what the evidence compares
 
 
-def versus(first: str, second: str, cells: tuple[tuple[str, str], ...]) -> Callable[[Sources], Evidence]:
-    """Paired cells, one per (test, task): first − second per replicate, exact-match points."""
+def run_command(view: str, *only: str) -> str:
+    """The command that fills the view: the tool keeps its runs in the own-best view's folder unless told another."""
+    results = [] if view == OWN_BEST else ["--results", view]
+    return " ".join([COMMAND, *(["--only", *only] if only else []), *results])
+
+
+def versus(first: str, second: str, cells: tuple[tuple[str, str], ...],
+           view: str = EQUAL_SETTINGS) -> Callable[[Sources], Evidence]:
+    """Paired cells, one per (test, task): first − second per replicate, exact-match points, at the view."""
     def read(s: Sources) -> Evidence:
-        found = designs(s.root)
+        found = designs(s.root, view)
         other = partner(found, first) if second == "mlp" and first in found else second  # its own machine's MLP
         missing = [name for name in (first, other) if name not in found]
         if missing:
-            others = [name for name in missing if name != "mlp"]
-            return Evidence(missing=f"{COMMAND} --only {' '.join(others)}" if others else COMMAND)
+            return Evidence(missing=run_command(view, *(name for name in missing if name != "mlp")))
         a, b = (read_json_if_present(found[name][1] / "replicates.json") for name in (first, other))
         if a is None or b is None:
             return Evidence(missing="dvc repro shapes_summarize")
@@ -34,21 +44,21 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...]) -> Calla
             diffs = [round(ra[k]["right"] - rb[k]["right"], 2) for k in reps]
             out.append(paired_cell(f"{test} {task}", diffs, 100))
             parts.append(f"{test} {task} {', '.join(f'{d:+g}' for d in diffs)}")
-        return Evidence(out, f"{first} − {other}, exact-match points per replicate: " + "; ".join(parts),
-                        f"results/connectors/{first}, {other}")
+        return Evidence(out, f"{first} − {other}, {LABELS[view]}, exact-match points per replicate: "
+                        + "; ".join(parts), f"{view}/{first}, {other}")
     return read
 
 
-def zero_gate_starts_as_text_model(s: Sources) -> Evidence:
-    """Every cross-attention setting's text stage: the largest logit difference from the text model with the gates
-    at 0, on its first test pictures."""
-    found = {name: f for name, f in designs(s.root).items() if name.startswith("cross_attention")}
+def zero_gate_starts_as_text_model(s: Sources, view: str = EQUAL_SETTINGS) -> Evidence:
+    """Every cross-attention setting's text stage (of the view): the largest logit difference from the text model
+    with the gates at 0, on its first test pictures."""
+    found = {name: f for name, f in designs(s.root, view).items() if name.startswith("cross_attention")}
     gaps = {name: (read_json_if_present(metrics / "text.json") or {}).get("zero_gate") for name, (_, metrics)
             in found.items()}
     gaps = {name: g for name, g in gaps.items() if g}
     if not gaps:
-        return Evidence(missing=f"{COMMAND} --only cross_attention-4")
+        return Evidence(missing=run_command(view, "cross_attention-4"))
     cells = [Cell(name, (g["max_abs_logit_difference"],)) for name, g in gaps.items()]
     return Evidence(cells, "largest |logit| difference from the text model with every gate at 0: " + ", ".join(
         f"{name} {g['max_abs_logit_difference']:g} on {g['pictures']} pictures" for name, g in gaps.items()),
-        ", ".join(f"results/connectors/{name}/metrics/shapes/text.json" for name in gaps))
+        ", ".join(f"{view}/{name}/metrics/shapes/text.json" for name in gaps))

@@ -14,14 +14,14 @@ from typing import Callable
 
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import designs, partner
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, designs, partner
 from frozenbridge.tools.design_sweep.plan import Plan
 from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
+from frozenbridge.tools.verdicts.connector_readers import run_command
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, Cell, Evidence
 
 FLAT_CHECKS, FLAT_GAIN = 4, 2.0  # a stage-1 curve whose last 4 checks add less than 2 points is flat
-COMMAND = "python -m frozenbridge.tools.connectors"
 VIEWS = {"steps": (steps_to_threshold, "fewer stage-1 steps to the stop rule's share of training captions exact"),
          "best": (best_within_cap, "a higher best share of training captions exact within stage 1's most steps")}
 
@@ -64,19 +64,20 @@ def curves(metrics) -> list[list] | None:
     return [[[step, exact, loss or 0.0] for step, exact, loss in found[r]["curve"]] for r in sorted(found, key=int)]
 
 
-def regime(first: str, view: str) -> Callable[[Sources], Evidence]:
-    """`first` against the MLP it is paired with, at `view` ("steps" or "best")."""
+def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sources], Evidence]:
+    """`first` against the MLP it is paired with, at `view` ("steps" or "best"), in the comparison's view `kept`
+    (shapes.report.connectors: EQUAL_SETTINGS, every design at the MLP's settings, or OWN_BEST)."""
     def read(s: Sources) -> Evidence:
-        found = designs(s.root)
+        found = designs(s.root, kept)
         if first not in found:
-            return Evidence(missing=f"{COMMAND} --only {first}")
+            return Evidence(missing=run_command(kept, first))
         other = partner(found, first)
         mine, theirs = (curves(found[name][1]) if name in found else None for name in (first, other))
         if mine is None or theirs is None or not all(mine) or not all(theirs):
-            return Evidence(missing=f"{COMMAND} --only {first}" if mine is None else "dvc repro shapes_summarize")
+            return Evidence(missing=run_command(kept, first) if mine is None else "dvc repro shapes_summarize")
         plan = stage1_plan(s.root)
         n = min(len(mine), len(theirs))
         verdict = VIEWS[view][0](mine[:n], theirs[:n], plan, first)
         return Evidence([Cell(f"{first} − {other}", (verdict,))], verdict.reason,
-                        f"results/connectors/{first}/metrics/shapes/stage1.json, the MLP's stage1.json")
+                        f"{kept}/{first}/metrics/shapes/stage1.json, the MLP's stage1.json")
     return read
