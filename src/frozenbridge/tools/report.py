@@ -33,7 +33,7 @@ FINDINGS_START = "<!-- findings:start (python -m frozenbridge.tools.report) -->"
 FINDINGS_END = "<!-- findings:end -->"
 RESULTS, CONNECTORS = Path("docs/results.md"), Path("docs/connectors.md")
 AUDIT, AUDIT_NUMBERS, AUDIT_FIGURE = Path("docs/audit.md"), Path("metrics/audit/audit.json"), "../plots/audit/audit.png"
-OTHER_STUDIES = ("digits", "retrieval", "onetoken")  # timed apart from the shapes study
+OTHER_STUDIES = ("digits", "retrieval", "onetoken", "audit")  # timed apart from the shapes study
 
 
 def _minutes(seconds: float) -> str:

@@ -81,7 +81,7 @@ def category(stage: str) -> str:
     every other study as a whole."""
     name = stage.split("@")[0]
     study, _, job = name.partition("_")
-    if study in ("digits", "retrieval", "onetoken"):
+    if study in ("digits", "retrieval", "onetoken", "audit"):
         return f"{study} study"
     return {"data": "data", "encode": "data", "stage1": "training", "train": "training",
             "evaluate": "evaluation"}.get(job if study == "shapes" else "", "summaries and figures")
