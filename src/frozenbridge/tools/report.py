@@ -229,6 +229,20 @@ def update_readme(readme: Path, root: Path) -> str:
     return replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *speed_table(root), *where])
 
 
+def audit_page(root: Path) -> str:
+    """docs/audit.md: the audit's page from its numbers (metrics/audit/audit.json, the audit_check stage), or, where
+    the stage has not run, what makes it."""
+    from frozenbridge.audit.report.page import page_text
+
+    numbers = read_json_if_present(root / AUDIT_NUMBERS)
+    if numbers is not None:
+        return page_text(numbers, AUDIT_FIGURE)
+    return ("# The audit\n\nThis page is written from `metrics/audit/audit.json`, which the `audit_check` stage writes "
+            "(`dvc repro audit_check`, then `python -m frozenbridge.tools.report`). The committed results do not "
+            "hold it yet. To audit a folder of your own now: `frozenbridge audit FOLDER` (README: Your own pictures "
+            "and questions).\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.report", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -239,10 +253,7 @@ def main() -> None:
     pages = {readme: update_readme(readme, args.root), results: render_results(args.root)}
     if connectors.is_file():
         pages[connectors] = update_connectors_page(connectors, args.root)
-    if (args.root / AUDIT_NUMBERS).is_file():  # the audit's page, from its numbers (the audit_check stage)
-        from frozenbridge.audit.report.page import page_text
-
-        pages[args.root / AUDIT] = page_text(json.loads((args.root / AUDIT_NUMBERS).read_text()), AUDIT_FIGURE)
+    pages[args.root / AUDIT] = audit_page(args.root)
     if args.check:
         stale = [str(p) for p, text in pages.items() if not p.is_file() or p.read_text() != text]
         if stale:
