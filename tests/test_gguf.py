@@ -88,6 +88,7 @@ def test_second_load_reuses_the_copy(ggufs, cache, monkeypatch, caplog):
         raise AssertionError("converted again")
 
     monkeypatch.setattr(language, "gguf_architecture", no_conversion)  # only a conversion reads the architecture
+    caplog.clear()  # the first load's line, logged where an earlier test left the logger at INFO
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
         again = load_language(str(gguf))
     assert "dequantizing" not in caplog.text and again.revision == first.revision == file_digest(gguf)
