@@ -330,3 +330,28 @@ def test_writing_twice_gives_the_same_bytes(tmp_path, heldout):
     for name in ("audit.md", "audit.png"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
     assert (first / "audit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_timing_section_reads_the_bench_and_says_over_when_it_is(tmp_path):
+    """docs/audit.md's timing (tools.report.audit_timing) from a saved `bench audit`: its minutes, the goal's verdict
+    and the largest part, each from the rows; no section where no bench is saved."""
+    from frozenbridge.bench.rows import row, value_row
+    from frozenbridge.tools.report import AUDIT_BENCH, audit_timing
+
+    assert audit_timing(tmp_path) == []
+    machine = {"device": "CPU, 2 cores", "torch": "2", "mode": "m", "date": "d", "tool": "python -m frozenbridge.bench "
+               "audit", "train_pictures": 1000, "test_pictures": 200, "heldout_pictures": 100,
+               "questions_per_picture": 8, "stage1_steps": 200, "stage2_steps": 150}
+
+    def saved(encode: float, train: float) -> list[str]:
+        rows = [value_row("audit part: encode: every picture", encode, "s"), value_row("audit part: train", train, "s"),
+                row("audit of 1000 pictures", "goal (s)", 1200.0, "measured (s)", encode + train)]
+        (tmp_path / "bench").mkdir(exist_ok=True)
+        (tmp_path / "bench" / AUDIT_BENCH).write_text(json.dumps({"machine": machine, "rows": rows}))
+        return audit_timing(tmp_path)
+
+    fast = " ".join(saved(encode=60.0, train=540.0))
+    assert "took 10.0 minutes" in fast and "within the 20 minutes" in fast and "(0.50 of it)" in fast
+    assert "The largest part, train, took 90% of the chain." in fast
+    slow = " ".join(saved(encode=900.0, train=600.0))
+    assert "took 25.0 minutes" in slow and "over the 20 minutes" in slow and "The largest part, encode, took 60%" in slow

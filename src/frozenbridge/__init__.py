@@ -6,7 +6,8 @@
                 what the model relies on in a connector design (design.py)
     designs/    one file a connector design, found by its name
     shapes/ digits/ retrieval/ onetoken/    one study each, laid out alike
-    audit/      a user's own pictures and questions, read and checked (the audit itself is not built yet)
+    audit/      a user's own pictures and questions through the same chain, and the checks to run before trusting a
+                score (laid out like a study; chain.py runs it as one command)
     tools/      commands that measure and report; testing/: test builders
     cli.py      the `frozenbridge` command
 """

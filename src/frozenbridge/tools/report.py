@@ -229,14 +229,41 @@ def update_readme(readme: Path, root: Path) -> str:
     return replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *speed_table(root), *where])
 
 
+AUDIT_BENCH = "audit-cpu-2core.json"  # python -m frozenbridge.bench audit: a 1,000-picture folder, timed
+PART = "audit part: "  # how that bench names the rows of the chain's parts
+
+
+def audit_timing(root: Path) -> list[str]:
+    """docs/audit.md's last section: how long the audit of a 1,000-picture folder took, from the saved bench
+    (bench/audit-cpu-2core.json), its parts and the goal row; nothing where the bench has not been saved."""
+    saved = read_json_if_present(root / "bench" / AUDIT_BENCH)
+    if saved is None:
+        return []
+    m = saved["machine"]
+    goal = next(r for r in saved["rows"] if r["a"].startswith("goal"))
+    verdict = "within" if goal["ratio"] <= 1 else "over"
+    parts = {r["measure"].removeprefix(PART).split(":")[0]: r["a_value"] for r in saved["rows"]
+             if r["measure"].startswith(PART)}
+    top = max(parts, key=parts.get)
+    return ["## How long it takes", "",
+            f"A folder of {m['train_pictures']:,} training pictures with {m['questions_per_picture']} questions each "
+            f"and {m['test_pictures']} test pictures (the shapes study's pictures, {m['heldout_pictures']} of the test "
+            f"pictures held out), audited at the default steps ({m['stage1_steps']} caption and {m['stage2_steps']} "
+            f"question steps), took {goal['b_value'] / 60:.1f} minutes on the machine below: {verdict} the "
+            f"{goal['a_value'] / 60:g} minutes the project allows it on a 2-core CPU with bf16 "
+            f"({goal['ratio']:.2f} of it). The largest part, {top}, took {parts[top] / sum(parts.values()):.0%} "
+            f"of the chain.", "", *bench_table(saved)]
+
+
 def audit_page(root: Path) -> str:
-    """docs/audit.md: the audit's page from its numbers (metrics/audit/audit.json, the audit_check stage), or, where
-    the stage has not run, what makes it."""
+    """docs/audit.md: the audit's page from its numbers (metrics/audit/audit.json, the audit_check stage) and its
+    timing (audit_timing), or, where the stage has not run, what makes it."""
     from frozenbridge.audit.report.page import page_text
 
     numbers = read_json_if_present(root / AUDIT_NUMBERS)
     if numbers is not None:
-        return page_text(numbers, AUDIT_FIGURE)
+        timing = audit_timing(root)
+        return page_text(numbers, AUDIT_FIGURE) + "".join(f"\n{line}" for line in timing) + ("\n" if timing else "")
     return ("# The audit\n\nThis page is written from `metrics/audit/audit.json`, which the `audit_check` stage writes "
             "(`dvc repro audit_check`, then `python -m frozenbridge.tools.report`). The committed results do not "
             "hold it yet. To audit a folder of your own now: `frozenbridge audit FOLDER` (README: Your own pictures "
