@@ -247,12 +247,12 @@ def audit_timing(root: Path) -> list[str]:
     top = max(parts, key=parts.get)
     return ["## How long it takes", "",
             f"A folder of {m['train_pictures']:,} training pictures with {m['questions_per_picture']} questions each "
-            f"and {m['test_pictures']} test pictures (the shapes study's pictures, {m['heldout_pictures']} of the test "
-            f"pictures held out), audited at the default steps ({m['stage1_steps']} caption and {m['stage2_steps']} "
-            f"question steps), took {goal['b_value'] / 60:.1f} minutes on the machine below: {verdict} the "
-            f"{goal['a_value'] / 60:g} minutes the project allows it on a 2-core CPU with bf16 "
-            f"({goal['ratio']:.2f} of it). The largest part, {top}, took {parts[top] / sum(parts.values()):.0%} "
-            f"of the chain.", "", *bench_table(saved)]
+            f"and {m['test_pictures']} test pictures took {goal['b_value'] / 60:.1f} minutes to audit on the machine "
+            f"below. That is {verdict} the {goal['a_value'] / 60:g} minutes the project allows it on a 2-core CPU "
+            f"with bf16 ({goal['ratio']:.2f} of it). The pictures are the shapes study's, {m['heldout_pictures']} of "
+            f"the test pictures held out, and the steps are the defaults ({m['stage1_steps']} caption and "
+            f"{m['stage2_steps']} question steps). The largest part, {top}, took "
+            f"{parts[top] / sum(parts.values()):.0%} of the chain.", "", *bench_table(saved)]
 
 
 def audit_page(root: Path) -> str:
