@@ -27,11 +27,24 @@ if workers := os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
 ROOT = Path(__file__).resolve().parents[1]
 
 
+FIRST = "test_pipeline.py"  # the module that reads the tiny project's first repro (tests/tiny_project.py)
+AFTER_BUILD = ("test_pipeline_queue.py", "test_pipeline_experiments.py")  # experiments on that build
+AT = 2 / 3  # where among the other files the experiments go: about when the build is done
+
+
 def pytest_collection_modifyitems(items):
-    """The tiny project's chain (tests/test_pipeline.py, one module-scoped project: about half the suite's time)
-    first. Workers take whole files (--dist loadfile, the project built once), in this order: so the other files
-    run beside the chain instead of after it."""
-    items.sort(key=lambda item: item.path.name != "test_pipeline.py")  # stable: every other test keeps its place
+    """The order the workers take whole files in (--dist loadfile). The tiny project's first repro is built once a
+    session, by the first module that asks, while any other waits on its lock: tests/test_pipeline.py comes first, so
+    one worker builds it while the other runs the other files beside it. The two modules of experiments on the build
+    come two thirds of the way through the other files, about when the build is done (the build and the other files
+    take about as long on one worker each): later, the last worker would run them alone after everything else; much
+    earlier, it would wait for the build."""
+    files = list(dict.fromkeys(item.path.name for item in items))
+    others = [f for f in files if f != FIRST and f not in AFTER_BUILD]
+    cut = round(AT * len(others))
+    order = [FIRST, *others[:cut], *AFTER_BUILD, *others[cut:]]
+    rank = {name: i for i, name in enumerate(order)}
+    items.sort(key=lambda item: rank[item.path.name])
 
 
 @pytest.fixture()

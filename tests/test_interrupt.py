@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from test_pipeline import dvc, make_project, project_env, run
+from tiny_project import dvc, make_project, project_env, run
 
 STEPS = 300  # qa trains stage1_steps + stage2_steps = 303 steps: long enough to be killed mid-run
 PROFILE = dict(replicates=[0], shapes={"recipes": ["qa"], "train": {"stage2_steps": STEPS, "checkpoint_every": 10}})

@@ -1,27 +1,23 @@
-"""End to end: the project copied into a fresh git repo, `dvc repro` on a tiny profile, outputs checked.
+"""End to end: the tiny project's first `dvc repro` (tests/tiny_project.py builds it once a session), outputs checked.
 
 Every study runs (shapes_data -> shapes_encode -> shapes_stage1 -> shapes_train -> shapes_evaluate ->
-shapes_summarize -> shapes_figures, the digits, retrieval and one-token chains, headline), the language model named
-as a GGUF file (the tiny Qwen2 written as one: every study reads it through `language.name`). Also shows that only
-changed stages rerun (a training knob reruns neither shapes_data nor shapes_encode; a vision knob reruns
-shapes_encode but not shapes_data; a report change reruns nothing), that `dvc exp run -S seed=1` makes a new
-experiment with different metrics, that `dvc plots show` writes a page with no external script, and that every
-package file a stage loaded while it ran is among its deps.
+shapes_summarize -> shapes_figures, the digits, retrieval, one-token and audit chains, headline), the language model
+named as a GGUF file (the tiny Qwen2 written as one: every study reads it through `language.name`). Also shows that
+only changed stages rerun (a training knob reruns neither shapes_data nor shapes_encode; a vision knob reruns
+shapes_encode but not shapes_data; a report change reruns nothing), that `dvc plots show` writes a page with no
+external script, and that every package file a stage loaded while it ran is among its deps. Experiments on the same
+build: tests/test_pipeline_queue.py and tests/test_pipeline_experiments.py.
 """
-
 from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import psutil
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -29,130 +25,22 @@ import yaml
 from frozenbridge.core.backbones.hub import file_digest
 from frozenbridge.core.feature_cache import read_features
 
-ROOT = Path(__file__).resolve().parents[1]
-RECIPES = ["caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix"]
-PROJECT_FILES = ["dvc.yaml", "params.yaml", ".dvcignore", ".gitignore", ".dvc/config", ".dvc/.gitignore",
-                 ".dvc/plots/scores.json", ".dvc/plots/loss.json", ".dvc/plots/recall.json",
-                 ".dvc/plots/accuracy.json", "stages", "src", "metrics",
-                 "plots"]
-
-
-TIMEOUT_S = 1800  # the slowest call, the tiny project's first `dvc repro`, takes about 6 minutes on a slow machine
-
-
-IMPORT_HOOK = ROOT / "tests" / "import_hook"  # records the package files each process loads (sitecustomize)
-
-
-def import_log(cwd: Path) -> Path:
-    return cwd.parent / "import-log"
-
-
-def project_env(cwd: Path) -> dict[str, str]:
-    """The environment a command in the test project runs with: this venv first on PATH, the project's sources, and
-    the import hook writing each process's loaded package files beside the project."""
-    import_log(cwd).mkdir(exist_ok=True)
-    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-            "PYTHONPATH": f"{cwd / 'src'}{os.pathsep}{IMPORT_HOOK}", "HF_HUB_OFFLINE": "1",
-            "FROZENBRIDGE_IMPORT_LOG": str(import_log(cwd))}
-
-
-def run(cmd: list[str], cwd: Path, check: bool = True, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess:
-    """Run `cmd` in `cwd`, output captured; a call that outlives `timeout` fails the test instead of hanging it."""
-    try:
-        proc = subprocess.run(cmd, cwd=cwd, env=project_env(cwd), capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        raise AssertionError(f"{' '.join(cmd)} still running after {timeout:.0f} s:\n{exc.stdout}\n"
-                             f"{exc.stderr}") from exc
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def dvc(*args: str, cwd: Path, check: bool = True, timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess:
-    return run([sys.executable, "-m", "dvc", *args], cwd, check, timeout)
-
-
-def set_params(project: Path, **sections) -> None:
-    """Top-level keys set; a mapping is merged into the section there, two levels deep (shapes={"train": {...}})."""
-    path = project / "params.yaml"
-    raw = yaml.safe_load(path.read_text())
-    for key, value in sections.items():
-        if isinstance(value, dict):
-            raw[key] = {**raw[key], **{k: {**raw[key][k], **v}
-                                       if isinstance(v, dict) and isinstance(raw[key].get(k), dict) else v
-                                       for k, v in value.items()}}
-        else:
-            raw[key] = value
-    path.write_text(yaml.safe_dump(raw, sort_keys=False))
-
-
-def tiny_gguf(tiny_models) -> Path:
-    """The tiny Qwen2 as one F32 GGUF file beside it (written once a session): the project's language.name."""
-    from frozenbridge.testing.tiny_gguf import write_gguf
-
-    path = tiny_models["qwen2"].parent / "tiny-qwen2-F32.gguf"
-    return path if path.is_file() else write_gguf(tiny_models["qwen2"], path)
-
-
-def tiny_profile(tiny_models) -> dict:
-    """Tiny local backbones (the language model as a GGUF file), a handful of pictures, a few steps: the whole chain
-    in about a minute. Two replicates, not the default five: a pair is what the paired analysis needs."""
-    return dict(
-        replicates=[0, 1],
-        vision={"name": str(tiny_models["siglip"]), "layer": None, "batch_size": 5},
-        language={"name": str(tiny_gguf(tiny_models))},
-        shapes={"recipes": RECIPES,
-                "data": {"image_size": 64, "sizes": {"train": 12, "test_seen": 4, "test_heldout": 4}},
-                "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "mix_captions": 2,
-                          "precision": "fp32", "stage1_until": {"items": 3, "every": 1, "max_steps": 4}},
-                "evaluate": {"items": 3, "batch_size": 8, "caption_tokens": 12, "answer_tokens": 3}},
-        digits={"data": {"train": 300, "test": 60, "seed": 0},
-                "classifier": {"hidden": [32, 16], "epochs": 2, "batch_size": 64, "lr": 0.002},
-                "language": {"width": 16, "layers": 1, "heads": 2, "prefix": 2, "steps": 20, "batch_size": 16,
-                             "lr": 0.003},
-                "adapter": {"tokens": [2, 1], "epochs": 2, "batch_size": 64, "lr": 0.003, "init": "learned_null"}},
-        retrieval={"text": {"pool": "mean", "batch_size": 16, "precision": "fp32"},
-                   "towers": ["adaptor", "scratch", "vision_text"],
-                   "dim": 8, "adaptor": {"hidden": 16}, "scratch": {"width": 16, "layers": 1, "heads": 2},
-                   "train": {"epochs": 2, "batch_size": 8, "lr": 0.003, "weight_decay": 0.0, "temperature": 0.07}},
-        onetoken={"folder": "data/onetoken/shapes", "test_fraction": 0.2, "encoder": {"name": "efficientnet-lite0",
-                                                                                       "batch_size": 8},
-                  "prefix_tokens": 1, "hidden": 32, "prompt": "This is a picture of:",
-                  "train": {"steps": 3, "batch_size": 4, "lr": 0.003, "schedule": "cosine", "warmup": 0.0,
-                            "precision": "fp32"},
-                  "evaluate": {"batch_size": 8, "caption_tokens": 6, "pictures": 6},
-                  "agreement": {"tower": "adaptor", "shown": 4}},
-        audit={"image_size": 64, "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "precision": "fp32"},
-               "evaluate": {"batch_size": 8, "bootstrap": 20}},
-    )
-
-
-def make_project(dest: Path, tiny_models, **overrides) -> Path:
-    """A copy of the project in a fresh git repo, on the tiny profile (tiny local backbones, a handful of
-    pictures) with `overrides` applied on top."""
-    for name in PROJECT_FILES:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        elif src.exists():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    set_params(dest, **tiny_profile(tiny_models))
-    set_params(dest, **overrides)
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
-                ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "tiny profile"]):
-        run(cmd, dest)
-    return dest
+from tiny_project import RECIPES, built_project, dvc, import_log, run, set_params
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory, tiny_models) -> Path:
-    return make_project(tmp_path_factory.mktemp("project"), tiny_models)
+def built(tmp_path_factory, tiny_models, worker_id) -> tuple[Path, str]:
+    return built_project(tmp_path_factory, tiny_models, worker_id)
 
 
 @pytest.fixture(scope="module")
-def first_repro(project: Path) -> subprocess.CompletedProcess:
-    return dvc("repro", cwd=project)
+def project(built) -> Path:
+    return built[0]
+
+
+@pytest.fixture(scope="module")
+def first_repro(built) -> subprocess.CompletedProcess:
+    return subprocess.CompletedProcess(["dvc", "repro"], 0, stdout=built[1])
 
 
 def test_repro_writes_pictures_features_and_metrics(project, first_repro):
@@ -537,214 +425,6 @@ def test_plots_show_renders_offline(project, first_repro):
     assert "vegaEmbed" in page and "<script src" not in page and "cdn." not in page
     assert "Exact match by task" in page  # the scores chart's spec
     assert "Training loss of every run" in page  # one chart for every loss curve
-
-
-@pytest.fixture(scope="module")
-def baseline(project, first_repro) -> Path:
-    """The first repro committed, and a DVC remote (a local folder) holding its cache."""
-    run(["git", "add", "-A"], project)
-    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "baseline"], project)
-    remote = project.parent / "dvc-remote"
-    dvc("remote", "add", "--local", "-d", "shared", str(remote), cwd=project)
-    return remote
-
-
-def test_a_fresh_clone_pulls_the_shared_cache_and_reruns_nothing(project, baseline, tmp_path):
-    """dvc push from one clone, dvc pull in another: generate, encode and every trained run come from the remote."""
-    pushed = dvc("push", cwd=project).stdout
-    assert "pushed" in pushed
-    clone = tmp_path / "clone"
-    run(["git", "clone", "-q", str(project), str(clone)], tmp_path)
-    dvc("remote", "add", "--local", "-d", "shared", str(baseline), cwd=clone)
-    dvc("pull", cwd=clone)
-    assert ((clone / "runs/shapes/caption/0/model/config.json").is_file()
-            and (clone / "data/shapes/features/train.parquet").is_file())
-    out = dvc("repro", cwd=clone).stdout
-    assert "Running stage" not in out and "up to date" in out
-
-
-def _find_experiment(shown, name: str) -> dict | None:
-    """The `dvc exp show --json` entry of experiment `name` (it nests them under their baseline)."""
-    if isinstance(shown, dict):
-        if shown.get("name") == name and "data" in shown:
-            return shown
-        shown = list(shown.values())
-    if isinstance(shown, list):
-        for item in shown:
-            found = _find_experiment(item, name)
-            if found:
-                return found
-    return None
-
-
-QUEUE_STATES = ("Queued", "Running", "Success", "Failed")
-
-
-def queue_states(project: Path) -> tuple[dict[str, str], str]:
-    """`dvc queue status` as experiment name -> state, and the listing itself."""
-    listing = dvc("queue", "status", cwd=project, timeout=120).stdout
-    states = {}
-    for line in listing.splitlines():
-        words = line.split()
-        if len(words) >= 3 and words[-1] in QUEUE_STATES:
-            states[words[1]] = words[-1]
-    return states, listing
-
-
-def start_queue(project: Path, jobs: int) -> None:
-    """`dvc queue start -j jobs`, without waiting for its workers. They are forked from that command and keep its
-    stdout and stderr, so a captured call would return only when the last worker exits, and never when a worker
-    misses its shutdown (seen once in CI: the suite hung here until its 90-minute limit)."""
-    with open(project.parent / "queue-start.log", "a") as log:
-        proc = subprocess.run([sys.executable, "-m", "dvc", "queue", "start", "-j", str(jobs)], cwd=project,
-                              env=project_env(project), stdout=log, stderr=subprocess.STDOUT, timeout=120)
-    assert proc.returncode == 0, (project.parent / "queue-start.log").read_text()
-
-
-def queue_workers(project: Path) -> list:
-    """The live processes of `project`'s queue workers (each forked from `dvc queue start`, running
-    `dvc exp queue-worker`)."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "cwd", "status"]):
-        cmdline, cwd = " ".join(proc.info["cmdline"] or []), proc.info["cwd"] or ""
-        alive = proc.info["status"] != psutil.STATUS_ZOMBIE
-        if alive and cwd.startswith(str(project)) and ("queue-worker" in cmdline or "queue start" in cmdline):
-            found.append(proc)
-    return found
-
-
-def stop_queue(project: Path) -> None:
-    """Ask the queue's workers to stop, then end any still alive after 30 s: no worker outlives its test."""
-    dvc("queue", "stop", cwd=project, check=False, timeout=120)
-    _, alive = psutil.wait_procs(queue_workers(project), timeout=30)
-    for proc in alive:
-        for child in proc.children(recursive=True) + [proc]:
-            child.kill()
-
-
-@pytest.fixture(scope="module")
-def queued(project, baseline) -> dict[str, dict]:
-    """Two experiments queued (one-token training steps 4 and 5, limited to that study's chain) and run by two
-    queue workers; their `dvc exp show` entries and logs."""
-    names = {"steps4": 4, "steps5": 5}
-    for name, steps in names.items():
-        dvc("exp", "run", "--queue", "-n", name, "-S", f"onetoken.train.steps={steps}", "onetoken_score", cwd=project)
-    states, listing = queue_states(project)
-    assert all(states.get(name) == "Queued" for name in names), listing
-    start_queue(project, jobs=2)
-    restarts = 0
-    try:
-        deadline = time.time() + 900
-        while time.time() < deadline:
-            states, listing = queue_states(project)
-            if all(states.get(name) in ("Success", "Failed") for name in names):
-                break
-            if "Queued" in states.values() and not queue_workers(project) and restarts < 2:
-                # every worker gone with work left: a DVC queue bug (treeverse/dvc#10562); a user starts it again
-                start_queue(project, jobs=2)
-                restarts += 1
-            time.sleep(3)
-        logs = {n: dvc("queue", "logs", n, cwd=project, check=False, timeout=120).stdout for n in names}
-        celery = "\n".join(f.read_text() for f in (project / ".dvc/tmp/exps/celery").glob("*.out"))
-        assert all(states.get(name) == "Success" for name in names), f"{listing}\n{logs}\n{celery}"
-    finally:
-        stop_queue(project)
-    shown = json.loads(dvc("exp", "show", "--json", cwd=project, timeout=300).stdout)
-    return {name: _find_experiment(shown, name) for name in names} | {"logs": logs, "restarts": restarts}
-
-
-def test_queued_experiments_run_in_parallel_and_show_their_metrics(queued):
-    for name, steps in (("steps4", 4), ("steps5", 5)):
-        entry = queued[name]
-        assert entry is not None, f"{name} missing from dvc exp show"
-        assert entry["data"]["params"]["params.yaml"]["data"]["onetoken"]["train"]["steps"] == steps
-        scores = entry["data"]["metrics"]["metrics/onetoken/scores.json"]["data"]
-        assert set(scores["replicates"]) == {"0", "1"}
-        assert "Running stage 'onetoken_train@0'" in queued["logs"][name]
-        assert "Running stage 'shapes_data'" not in queued["logs"][name]  # everything upstream came from the cache
-
-
-def test_an_experiment_pushed_to_a_git_remote_compares_with_main_in_another_clone(project, baseline, queued,
-                                                                                   tmp_path):
-    origin = tmp_path / "origin.git"
-    run(["git", "init", "--bare", "-q", str(origin)], tmp_path)
-    run(["git", "remote", "add", "origin", str(origin)], project)
-    run(["git", "push", "-q", "origin", "HEAD:refs/heads/main"], project)
-    dvc("exp", "push", "origin", "steps4", cwd=project)
-    clone = tmp_path / "other"
-    run(["git", "clone", "-q", "-b", "main", str(origin), str(clone)], tmp_path)
-    dvc("remote", "add", "--local", "-d", "shared", str(baseline), cwd=clone)
-    assert "steps4" not in dvc("exp", "list", cwd=clone).stdout
-    dvc("exp", "pull", "origin", "steps4", cwd=clone)
-    assert "steps4" in dvc("exp", "list", cwd=clone).stdout
-    diff = json.loads(dvc("metrics", "diff", "main", "steps4", "--json", cwd=clone).stdout)
-    assert "metrics/onetoken/scores.json" in diff
-    from frozenbridge.tools.plots_template import build_template
-
-    build_template(clone / ".dvc/plots/offline.html")  # ./setup.sh builds it in a fresh clone (it is git-ignored)
-    dvc("plots", "diff", "main", "steps4", "-o", "compared", cwd=clone)
-    page = (clone / "compared/index.html").read_text()
-    assert "steps4" in page and "main" in page
-
-
-def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(project, baseline):
-    """tools.connectors with one tiny setting: one experiment (stage 1 and caption_qa, one replicate, to keep this
-    chain short), its shapes metrics kept under results/connectors/<setting>/replicates/0/ and merged in the
-    setting's folder, the workspace back to the commit's outputs; a second call runs nothing."""
-    from frozenbridge.tools.connectors import compare, pipeline
-
-    settings = {"resampler-2": {"design": "resampler", "resampler.latents": 2}}
-    results = project / "results/connectors"
-    env = {k: v for k, v in project_env(project).items() if k in ("PATH", "PYTHONPATH", "FROZENBRIDGE_IMPORT_LOG")}
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in env.items():
-            mp.setenv(key, value)
-        # step=False: the benchmark step loads the embedded language model (tests/test_connectors_tool.py: its cell)
-        [folder] = compare(settings, project, results, step=False, replicates=[0])
-        assert compare(settings, project, results, step=False, replicates=[0]) == []  # kept
-    info = json.loads((folder / "replicates/0/experiment.json").read_text())
-    assert info["params_changed"]["shapes.connector.design"] == "resampler"
-    assert info["params_changed"]["replicates"] == [0]
-    assert info["commit"] == run(["git", "rev-parse", "HEAD"], project).stdout.strip()
-    assert "the data and features from the cache" in info["note"]  # the baseline made them: not in its minutes
-    scores = json.loads((folder / "replicates/0/metrics/shapes/scores.json").read_text())
-    assert set(scores) == {"caption", "caption_qa"}
-    merged = json.loads((folder / "metrics/shapes/replicates.json").read_text())
-    assert set(merged["caption"]["seen"]["caption"]) == {"0"}
-    probes = json.loads((folder / "metrics/shapes/probes.json").read_text())
-    assert set(probes["skipped"]) == {"stage1", "caption_qa"}  # a resampler's tokens lie nowhere in the picture
-    design = json.loads((folder / "design.json").read_text())
-    assert design["minutes"] > 0 and design["image_tokens"] == 2 and design["connector_params"] > 0
-    assert design["benchmark_step_seconds"] is None and design["replicates"] == [0]  # not measured here
-    assert design["precision"] == ["fp32"] and design["paired_with"] == "mlp"
-    assert design["setting"] == settings["resampler-2"] and design["pipeline"] == pipeline(project)
-    for kept in (folder, results / "mlp"):  # what each design says: its galleries and their cells
-        examples = json.loads((kept / "examples.json").read_text())
-        assert set(examples) == {"caption", "caption_qa"} and examples["caption"][0]["task"] == "caption"
-        assert (kept / "gallery_caption_qa.png").read_bytes()[:4] == b"\x89PNG"
-    mlp = json.loads((results / "mlp/design.json").read_text())  # the default run's, reused
-    assert mlp["image_tokens"] == 4 and mlp["minutes"] is None  # the tiny project has no timed full run
-    assert not run(["git", "status", "--porcelain", "--untracked-files=no"], project).stdout.strip()
-    assert "up to date" in dvc("status", cwd=project).stdout
-
-
-def test_exp_run_new_seed_changes_metrics(project, baseline):
-    # a new seed, on one replicate, the default recipes and fewer digits and retrieval runs (a short suite)
-    out = dvc("exp", "run", "-S", "seed=1", "-S", "replicates=[0]", "-S", "shapes.recipes=[caption,qa,caption_qa]",
-              "-S", "digits.adapter.tokens=[2]", "-S", "retrieval.towers=[scratch,vision_text]", cwd=project).stdout
-    assert "Running stage 'shapes_stage1@0'" in out and "Running stage 'shapes_data'" not in out
-    assert "Running stage 'digits_vision'" in out and "Running stage 'digits_train@2-0'" in out  # reseeded too
-    assert "Running stage 'digits_data'" not in out  # its split has its own seed
-    assert "Running stage 'retrieval_train@scratch-0'" in out  # reseeded, on the captions embedded once:
-    assert "Running stage 'retrieval_embed'" not in out  # a training change never re-embeds
-    assert "Running stage 'onetoken_encode'" not in out and "Running stage 'onetoken_train@0'" in out
-    assert "Running stage 'shapes_encode'" not in out
-    diff = dvc("metrics", "diff", "--json", cwd=project).stdout
-    changed = json.loads(diff)
-    assert changed, "dvc metrics diff is empty after a new seed"
-    assert any(path.endswith("scores.json") or path.endswith("controls.json") for path in changed)
-    shown = dvc("exp", "show", "--no-pager", "--csv", cwd=project).stdout
-    assert "seed" in shown.splitlines()[0]
 
 
 def test_training_params_do_not_rerun_generate_or_encode(project, first_repro):
