@@ -77,3 +77,28 @@ def family_lms(tmp_path_factory) -> Path:
     for family in LM_FAMILIES:
         build_family_lm(root / family, family)
     return root
+
+
+# The tiny project's first repro (tests/tiny_project.py), for the modules that read it or run experiments on it:
+# each module gets its own copy of the one build of the session.
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, tiny_models, worker_id) -> tuple[Path, str]:
+    """This module's copy of the built tiny project, and its first repro's output."""
+    from tiny_project import built_project
+
+    return built_project(tmp_path_factory, tiny_models, worker_id)
+
+
+@pytest.fixture(scope="module")
+def project(built) -> Path:
+    return built[0]
+
+
+@pytest.fixture(scope="module")
+def baseline(project) -> Path:
+    """A DVC remote (a local folder) beside the project, its default: `dvc push` fills it."""
+    from tiny_project import dvc
+
+    remote = project.parent / "dvc-remote"
+    dvc("remote", "add", "--local", "-d", "shared", str(remote), cwd=project)
+    return remote

@@ -25,17 +25,7 @@ import yaml
 from frozenbridge.core.backbones.hub import file_digest
 from frozenbridge.core.feature_cache import read_features
 
-from tiny_project import RECIPES, built_project, dvc, import_log, run, set_params
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, tiny_models, worker_id) -> tuple[Path, str]:
-    return built_project(tmp_path_factory, tiny_models, worker_id)
-
-
-@pytest.fixture(scope="module")
-def project(built) -> Path:
-    return built[0]
+from tiny_project import RECIPES, dvc, import_log, run, set_params
 
 
 @pytest.fixture(scope="module")

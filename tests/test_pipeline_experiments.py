@@ -5,29 +5,10 @@ and restoring the workspace; `dvc exp run -S seed=1` rerunning the seeded stages
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tiny_project import built_project, dvc, project_env, run, set_params
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, tiny_models, worker_id) -> tuple[Path, str]:
-    return built_project(tmp_path_factory, tiny_models, worker_id)
-
-
-@pytest.fixture(scope="module")
-def project(built) -> Path:
-    return built[0]
-
-
-@pytest.fixture(scope="module")
-def baseline(project) -> Path:
-    """A DVC remote (a local folder) beside the project, its default: `dvc push` fills it."""
-    remote = project.parent / "dvc-remote"
-    dvc("remote", "add", "--local", "-d", "shared", str(remote), cwd=project)
-    return remote
+from tiny_project import dvc, project_env, run, set_params
 
 
 def test_a_fresh_clone_pulls_the_shared_cache_and_reruns_nothing(project, baseline, tmp_path):

@@ -13,25 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tiny_project import built_project, dvc, project_env, run
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory, tiny_models, worker_id) -> tuple[Path, str]:
-    return built_project(tmp_path_factory, tiny_models, worker_id)
-
-
-@pytest.fixture(scope="module")
-def project(built) -> Path:
-    return built[0]
-
-
-@pytest.fixture(scope="module")
-def baseline(project) -> Path:
-    """A DVC remote (a local folder) beside the project, its default: `dvc push` fills it."""
-    remote = project.parent / "dvc-remote"
-    dvc("remote", "add", "--local", "-d", "shared", str(remote), cwd=project)
-    return remote
+from tiny_project import dvc, project_env, run
 
 
 def _find_experiment(shown, name: str) -> dict | None:

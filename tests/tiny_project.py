@@ -139,7 +139,11 @@ BUILD = "tiny-project-build"  # the folder, shared by every worker of the sessio
 
 def _build(root: Path, tiny_models) -> None:
     """The tiny project at root/project after its first `dvc repro`, committed; that repro's output in repro.txt,
-    and done.txt last (failed.txt with the error instead when the repro fails)."""
+    and done.txt last (failed.txt with the error instead when the repro fails). What a worker killed while building
+    left is cleared first."""
+    for left in (root / "project", root / "import-log"):
+        shutil.rmtree(left, ignore_errors=True)
+    (root / "project").mkdir()
     project = make_project(root / "project", tiny_models)
     repro = dvc("repro", cwd=project, check=False)
     if repro.returncode != 0:
@@ -170,3 +174,4 @@ def built_project(tmp_path_factory, tiny_models, worker_id: str) -> tuple[Path, 
     dest = tmp_path_factory.mktemp("pipeline") / "copy"
     shutil.copytree(root, dest, symlinks=True)
     return dest / "project", (root / "repro.txt").read_text()
+
