@@ -12,12 +12,13 @@ import pytest
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.designs import design_names
 from frozenbridge.tools import connectors
-from frozenbridge.tools.connectors import SETTINGS, command, compare, kept, pipeline, run_setting, same_inputs
+from frozenbridge.tools.connector_settings import EQUAL_SETTINGS as SETTINGS
+from frozenbridge.tools.connectors import command, compare, kept, pipeline, run_setting, same_inputs
 from frozenbridge.tools.workspace import Terminated, changed_stages, precision_mismatch
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():
-    assert {values["design"] for values in SETTINGS.values()} == set(design_names()) - {"mlp"}  # mlp: the default run's
+    assert {values["connector.design"] for values in SETTINGS.values()} == set(design_names()) - {"mlp"}  # mlp: the default run's
     assert command(SETTINGS["resampler-16"]) == [
         "dvc", "exp", "run", "-S", "shapes.connector.design=resampler", "-S", "shapes.connector.resampler.latents=16",
         "-S", "shapes.recipes=[caption,caption_qa]", "shapes_summarize", "shapes_probe", "shapes_text"]
@@ -124,7 +125,7 @@ def test_a_machine_unlike_the_default_runs_pairs_its_designs_with_its_own_mlp(tm
     for name in ran:  # where the tool keeps its runs by default: the own-best view's folder
         (tmp_path / "results" / name).rename(tmp_path / "results/connectors" / name)
     assert partner(designs(tmp_path, OWN_BEST), "resampler-16") == "mlp@cpu-fp32"
-    monkeypatch.setattr("sys.argv", ["connectors", "--list"])
+    monkeypatch.setattr("sys.argv", ["connectors", "--view", "equal-settings", "--list"])
     connectors.main()  # --list says so before anyone starts a setting
     assert "paired with mlp@cpu-fp32, an MLP this tool trains here first" in capsys.readouterr().out
 
@@ -206,7 +207,7 @@ def test_the_section_9_verdicts_pair_each_design_with_the_mlp_by_replicate(tmp_p
     read = versus("codebook-1024", "mlp", (("seen", "caption"),))
     evidence = read(Sources(tmp_path))
     assert judge(Ahead("second"), evidence)[0] == OPEN and "python -m frozenbridge.tools.connectors" in evidence.missing
-    assert evidence.missing.endswith("--only codebook-1024 --results results/connectors/equal-settings")
+    assert evidence.missing.endswith("--only codebook-1024 --view equal-settings")
     (tmp_path / "metrics/shapes").mkdir(parents=True)
     (tmp_path / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates([50, 40, 60, 55, 45])))
     kept = tmp_path / "results/connectors/equal-settings"

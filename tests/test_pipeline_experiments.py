@@ -31,7 +31,8 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
     setting's folder, the workspace back to the commit's outputs; a second call runs nothing."""
     from frozenbridge.tools.connectors import compare, pipeline
 
-    settings = {"resampler-2": {"design": "resampler", "resampler.latents": 2}}
+    # keys under shapes:, a design's own knob and a training one (the own-best view sets both)
+    settings = {"resampler-2": {"connector.design": "resampler", "connector.resampler.latents": 2, "train.lr": 0.002}}
     results = project / "results/connectors"
     env = {k: v for k, v in project_env(project).items() if k in ("PATH", "PYTHONPATH", "FROZENBRIDGE_IMPORT_LOG")}
     with pytest.MonkeyPatch.context() as mp:
@@ -42,6 +43,7 @@ def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(p
         assert compare(settings, project, results, step=False, replicates=[0]) == []  # kept
     info = json.loads((folder / "replicates/0/experiment.json").read_text())
     assert info["params_changed"]["shapes.connector.design"] == "resampler"
+    assert info["params_changed"]["shapes.train.lr"] == 0.002
     assert info["params_changed"]["replicates"] == [0]
     assert info["commit"] == run(["git", "rev-parse", "HEAD"], project).stdout.strip()
     assert "the data and features from the cache" in info["note"]  # the baseline made them: not in its minutes

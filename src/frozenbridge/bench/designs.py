@@ -45,10 +45,10 @@ def child(setting: str, steps: int) -> dict:
     from frozenbridge.shapes.training.split_data import load_split
     from frozenbridge.shapes.sweeps.converge_settings import apply_overrides
     from frozenbridge.shapes.training.start import setup
-    from frozenbridge.tools.connectors import SETTINGS
+    from frozenbridge.tools.connector_settings import EQUAL_SETTINGS
 
-    values = {"design": MLP} if setting == MLP else SETTINGS[setting]
-    params = apply_overrides(read_params_file("params.yaml"), {f"connector.{k}": v for k, v in values.items()})
+    values = {"connector.design": MLP} if setting == MLP else EQUAL_SETTINGS[setting]
+    params = apply_overrides(read_params_file("params.yaml"), values)
     connector_params = params.shapes.connector
     device, bf16, lm = setup(params)
     data = load_split("train", PICTURES, FEATURES, params.vision)
@@ -90,12 +90,12 @@ def rows_from(results: dict[str, dict]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from frozenbridge.tools.connectors import SETTINGS
+    from frozenbridge.tools.connector_settings import EQUAL_SETTINGS
 
     args = process_bench_args(NAME, __doc__, 20, "steps of each phase a process trains", DEFAULT_OUT,
-                              [MLP, *SETTINGS], child, argv)
+                              [MLP, *EQUAL_SETTINGS], child, argv)
     results = {}
-    for setting in (MLP, *SETTINGS):
+    for setting in (MLP, *EQUAL_SETTINGS):
         try:
             results[setting] = run_child(NAME, setting, args.steps)
         except subprocess.CalledProcessError as err:

@@ -170,7 +170,7 @@ def run(args) -> tuple[list[dict], dict]:
     from frozenbridge.core.frozen import frozen_language
     from frozenbridge.core.measure import matmul_peak
     from frozenbridge.core.precision import compile_layers, describe
-    from frozenbridge.tools.connectors import SETTINGS
+    from frozenbridge.tools.connector_settings import EQUAL_SETTINGS
 
     sizes = QUICK if args.quick else FULL
     device = pick_device(args.device)
@@ -207,7 +207,7 @@ def run(args) -> tuple[list[dict], dict]:
         compiled_ops = operator_rows("question step, compiled", step, compiled_seconds)
     rows += measure_against_floor("one-token caption step, eager", one_token_step(lm, device, bf16, sizes.captions),
                                   sizes.reps)[0]
-    for setting, values in ({} if args.quick else SETTINGS).items():
+    for setting, values in ({} if args.quick else EQUAL_SETTINGS).items():
         vlm = design_vlm(lm, device, bf16, shape, values)
         for phase, items in (("caption", captions), ("question", questions)):
             rows += measure_against_floor(f"{phase} step, {setting}, eager", stepper(vlm, items, feats),

@@ -197,14 +197,15 @@ def stepper(vlm, items, feats, loss_fn=None, optimizer=None):
 
 
 def design_vlm(lm, device, bf16, feature_shape, setting: dict, seed: int = 0):
-    """A VLM with the connector design `setting` (a tools.connectors setting; {} = the MLP) at params.yaml's knobs.
+    """A VLM with the connector design `setting` (keys under shapes:, as tools/connector_settings.py's settings; {} =
+    the MLP) over params.yaml.
     The codebook's centroids are random: a step's cost does not depend on where they lie."""
     from frozenbridge.bridge.design import design_class
     from frozenbridge.bridge.model import VLM, decoder_layers
     from frozenbridge.core.config import read_params_file
     from frozenbridge.shapes.sweeps.converge_settings import apply_overrides
 
-    params = apply_overrides(read_params_file("params.yaml"), {f"connector.{k}": v for k, v in setting.items()})
+    params = apply_overrides(read_params_file("params.yaml"), setting)
     c = params.shapes.connector
     centroids = None
     if c.design == "codebook":

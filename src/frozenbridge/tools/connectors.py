@@ -1,33 +1,32 @@
-"""The four ways to connect a picture, side by side under the same frozen backbones.
+"""The four ways to connect a picture, side by side under the same frozen backbones, on paired replicates.
 
-    python -m frozenbridge.tools.connectors                    # every setting not yet kept for this pipeline
-    python -m frozenbridge.tools.connectors --only resampler-16 codebook-1024
-    python -m frozenbridge.tools.connectors --list             # the settings, which are kept, can this machine run more
+    python -m frozenbridge.tools.connectors                    # each design at its own best (the sweep's picks)
+    python -m frozenbridge.tools.connectors --only mlp resampler-49 --replicates 0 1
+    python -m frozenbridge.tools.connectors --view equal-settings   # each design at the MLP's settings
+    python -m frozenbridge.tools.connectors --list             # the settings, which are kept, which wait and why
 
-Each setting is one `dvc exp run` a replicate in this workspace with its design (`-S replicates=[r]`): stage 1
-(captions) and caption_qa, with all controls on seen and held-out pairs, up to the stages whose metrics are kept
-(scores and controls, probes, text; the figures and other studies are not run). Each replicate is kept under
-results/connectors/<setting>/replicates/<r>/ as soon as it ends, so a sitting that stops mid-setting loses only the
-replicate it was on, and the next call starts at the first replicate missing; the setting's own folder holds the
-replicates merged (metrics/shapes/replicates.json) and design.json over them. Every design of a replicate sees the same
-pictures in the same order, since the seeds depend on the replicate alone. The MLP's runs are the default run's own
-(metrics/shapes/, committed), reused, not retrained. After each experiment its shapes metrics go to
-results/connectors/<setting>/ (design.json: its parameters, image tokens, minutes, the machine and its benchmark
-step before and after), and the workspace goes back to the commit's own outputs (`git checkout`, `dvc checkout`),
-also when the tool is stopped (Ctrl-C, SIGTERM: the experiment's processes stop and the branch is checked out
-again). A setting is kept for the default pipeline it ran beside: the commit's dvc.lock and params.yaml, which name
-every stage's code, data and params by hash. While they stay the same (commits of docs, tools or results/ leave
-them alone) a kept setting is not run again, so the comparison can be made over several sittings; `--force` runs it
-anyway. The workspace must be clean (nothing uncommitted) and the default run up to date with the code (no stage whose
-code, data or params changed since dvc.lock, since the MLP's numbers are its committed metrics): the experiment rewrites
-params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing (a fresh clone with no DVC cache or
-remote) are not a change: the experiment makes what it needs and the restore leaves the rest missing. A design is
-paired with an MLP trained on the same device at the same precision: the default run's where this machine trains as
-it did (bench/repro.json), else an MLP this tool trains here first, beside the designs, kept the same way
-(results/connectors/mlp@<device>-<precision>/; each design's design.json names its partner in `paired_with`), so
-no machine is refused for want of bf16. An experiment whose pictures or features are not the default run's bytes
-(dvc.lock) is not kept.
-`python -m frozenbridge.tools.report` then renders results/connectors/.
+tools/connector_settings.py says what each view's settings are. Each setting is one `dvc exp run` a replicate in this
+workspace (`-S replicates=[r]`, and the setting's keys under shapes:): stage 1 (captions) and caption_qa, with all
+controls on seen and held-out pairs, up to the stages whose metrics are kept (scores and controls, probes, text; the
+figures and other studies are not run). Every design of a replicate sees the same pictures in the same order, since
+the seeds depend on the replicate alone. Each replicate is kept under <view's folder>/<setting>/replicates/<r>/ as
+soon as it ends (design.json: parameters, image tokens, minutes, the machine and its benchmark step before and
+after), and the workspace goes back to the commit's own outputs (`git checkout`, `dvc checkout`), also when the tool
+is stopped (Ctrl-C, SIGTERM). So a sitting that stops mid-setting loses only the replicate it was on; the next call
+starts at the first one missing. The setting's own folder merges its replicates.
+
+A setting is kept for the default pipeline it ran beside: a hash of the commit's dvc.lock and params.yaml. While they
+stay the same (commits of docs, tools or results/) a kept setting is not run again; `--force` runs it anyway. The
+workspace must be clean and the default run up to date with the code (`dvc status`): the experiment rewrites
+params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing (a fresh clone with no DVC cache) are
+no change: the experiment makes what it needs. An experiment whose pictures or features are not the default run's
+bytes (dvc.lock) is not kept.
+
+Pairing. In the own-best view the MLP at its own best is a setting like the others, trained here first, and every
+design is paired with it. In the equal-settings view each design is paired with the default run's MLP (its committed
+metrics/shapes/) where this machine trains as that run did (bench/repro.json), else with an MLP this tool trains here
+first (mlp@<device>-<precision>), so no machine is refused for want of bf16. Each design.json names its partner
+(`paired_with`). `python -m frozenbridge.tools.report` then renders both views.
 """
 
 from __future__ import annotations
@@ -43,28 +42,23 @@ from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.connector_replicates import kept, kept_replicate, merge_setting, replicate_folder
+from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, own_best
+from frozenbridge.tools.design_sweep.plan import spell
 from frozenbridge.tools.workspace import Terminated, changed_stages, git, precision_mismatch, restored, run_experiment
 
-# setting -> keys under shapes.connector (the design, and its own section's knobs); every other key stays as
-# params.yaml has it
-SETTINGS: dict[str, dict[str, object]] = {
-    "resampler-49": {"design": "resampler", "resampler.latents": 49},
-    "resampler-16": {"design": "resampler", "resampler.latents": 16},
-    "cross_attention-4": {"design": "cross_attention", "cross_attention.every": 4},
-    "cross_attention-6": {"design": "cross_attention", "cross_attention.every": 6},
-    "codebook-1024": {"design": "codebook", "codebook.codes": 1024},
-}
 RECIPES = ("caption", "caption_qa")  # caption is stage 1's own connector
 TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need
 KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/stage1.json",
         "shapes/probes.json", "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
 RESULTS = Path("results/connectors")
+VIEWS = {"own-best": RESULTS, "equal-settings": RESULTS / "equal-settings"}  # --view: where each is kept
 PAIRED = ("shapes_data", "shapes_encode")  # the pictures and features every design shares with the MLP's runs
 
 
 def command(values: dict[str, object], extra: tuple[str, ...] = ()) -> list[str]:
-    """The setting's `dvc exp run`; `extra`: more `-S` assignments (the tests run one replicate)."""
-    sets = [*(f"shapes.connector.{key}={value}" for key, value in values.items()),
+    """The setting's `dvc exp run` (its values spelled as YAML reads them: null, true); `extra`: more `-S`
+    assignments (the tests run one replicate)."""
+    sets = [*(f"shapes.{key}={spell(value)}" for key, value in values.items()),
             f"shapes.recipes=[{','.join(RECIPES)}]", *extra]
     return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s)), *TARGETS]
 
@@ -209,9 +203,12 @@ def keep_mlp(root: Path, results: Path) -> Path:
 
 
 def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False,
-            extra: tuple[str, ...] = (), step: bool = True, replicates: list[int] | None = None) -> list[Path]:
+            extra: tuple[str, ...] = (), step: bool = True, replicates: list[int] | None = None,
+            own_mlp: bool = False) -> list[Path]:
     """Every setting not kept for HEAD's pipeline (all with `force`), one after the other (`extra`: see command;
-    `step`: see run_setting; `replicates`: these only, default params.yaml's)."""
+    `step`: see run_setting; `replicates`: these only, default params.yaml's). `own_mlp`: the view trains its own MLP
+    (the own-best view's "mlp", run here like any setting) and pairs every design with it; else each design is paired
+    with the default run's MLP, or with one this tool trains first where this machine trains unlike the default run."""
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
@@ -231,12 +228,14 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
                                 f"{', '.join(stale)} changed); the MLP's numbers are its metrics: run `dvc repro` and "
                                 "commit first")
     partner = "mlp"
-    if (mismatch := precision_mismatch(root)) is not None:  # an MLP of this machine's own, made beside the designs
+    if own_mlp:
+        todo = dict(sorted(todo.items(), key=lambda item: item[0] != partner))  # the MLP first, its partners after
+    elif (mismatch := precision_mismatch(root)) is not None:  # an MLP of this machine's own, made beside the designs
         partner = local_mlp_name()
         print(f"{mismatch.split(';')[0]}: each design is paired with {partner}, an MLP trained here by this tool")
-        todo = {partner: {"design": "mlp"}, **todo} if force or not kept(
-            results / partner, key, {"design": "mlp"}, replicates) else todo
-    if not (results / "mlp" / "design.json").is_file() or force:
+        todo = {partner: {"connector.design": "mlp"}, **todo} if force or not kept(
+            results / partner, key, {"connector.design": "mlp"}, replicates) else todo
+    if not own_mlp and (not (results / "mlp" / "design.json").is_file() or force):
         keep_mlp(root, results)
     done = []
     for name, values in todo.items():
@@ -261,30 +260,47 @@ def local_mlp_name() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.connectors", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", nargs="+", metavar="SETTING", choices=list(SETTINGS),
-                    help=f"run these settings only (of {', '.join(SETTINGS)})")
+    ap.add_argument("--view", choices=list(VIEWS), default="own-best",
+                    help="own-best (default): each design at the sweep's pick, the MLP at its own among them, kept in "
+                         f"{VIEWS['own-best']}/; equal-settings: each design at the MLP's settings, kept in "
+                         f"{VIEWS['equal-settings']}/")
+    ap.add_argument("--only", nargs="+", metavar="SETTING",
+                    help=f"run these settings only (of {', '.join(['mlp', *EQUAL_SETTINGS])}; mlp in the own-best view)")
     ap.add_argument("--force", action="store_true", help="run a setting even when kept for this pipeline")
     ap.add_argument("--list", action="store_true",
                     help="print the settings, which are kept and whether this machine may run the rest; run nothing")
-    ap.add_argument("--results", type=Path, default=RESULTS, help=f"where each setting is kept (default {RESULTS})")
+    ap.add_argument("--results", type=Path, help="where each setting is kept (default: the view's folder)")
     ap.add_argument("--replicates", type=int, nargs="+", metavar="R",
                     help="run these replicates only (default: params.yaml's replicates)")
     args = ap.parse_args()
-    root = Path(".").resolve()
-    settings = {name: SETTINGS[name] for name in (args.only or SETTINGS)}
+    root, results = Path(".").resolve(), args.results or VIEWS[args.view]
     try:
+        ready, waiting = own_best() if args.view == "own-best" else (EQUAL_SETTINGS, {})
+        known = [*ready, *waiting]
+        if bad := [name for name in args.only or () if name not in known]:
+            raise FrozenbridgeError(f"--only {bad[0]}: not a setting of the {args.view} view; choose from "
+                                    f"{', '.join(known)}")
+        if blocked := [name for name in args.only or () if name in waiting]:
+            raise FrozenbridgeError(f"--only {blocked[0]}: {waiting[blocked[0]]}")
+        settings = {name: ready[name] for name in (args.only or ready)}
         if args.list:
             key, replicates = pipeline(root), args.replicates or replicates_of(root)
-            states = {name: "kept" if kept(args.results / name, key, values, replicates) else
-                      f"{sum(kept_replicate(args.results / name, key, values, r) for r in replicates)}/"
+            states = {name: "kept" if kept(results / name, key, values, replicates) else
+                      f"{sum(kept_replicate(results / name, key, values, r) for r in replicates)}/"
                       f"{len(replicates)} kept" for name, values in settings.items()}
             for name, values in settings.items():
                 print(f"{name:<20} {states[name]:<9} {' '.join(command(values)[3:])}")
-            if any(state != "kept" for state in states.values()) and (mismatch := precision_mismatch(root)):
+            for name, why in waiting.items():
+                print(f"{name:<20} {why}")
+            if args.view == "equal-settings" and any(state != "kept" for state in states.values()) and \
+                    (mismatch := precision_mismatch(root)):
                 print(f"{mismatch.split(';')[0]}: the designs trained here are paired with {local_mlp_name()}, "
                       "an MLP this tool trains here first")
             return
-        for folder in compare(settings, root, args.results, args.force, replicates=args.replicates):
+        for name, why in waiting.items():
+            print(f"{name}: {why}")
+        for folder in compare(settings, root, results, args.force, replicates=args.replicates,
+                              own_mlp=args.view == "own-best"):
             print(f"kept {folder}")
     except (FrozenbridgeError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)

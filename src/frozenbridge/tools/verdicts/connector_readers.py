@@ -20,8 +20,8 @@ LABELS = {EQUAL_SETTINGS: "each design at the MLP's settings (the equal-settings
 
 
 def run_command(view: str, *only: str) -> str:
-    """The command that fills the view: the tool keeps its runs in the own-best view's folder unless told another."""
-    results = [] if view == OWN_BEST else ["--results", view]
+    """The command that fills the view (the tool's own-best view unless told the equal-settings one)."""
+    results = [] if view == OWN_BEST else ["--view", "equal-settings"]
     return " ".join([COMMAND, *(["--only", *only] if only else []), *results])
 
 

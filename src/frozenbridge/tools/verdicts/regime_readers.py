@@ -47,10 +47,13 @@ class AtTheView:
         return turned, cell.label + ": " + verdict.reason
 
 
-def stage1_plan(root) -> Plan:
-    """The stop rule as a plan: its share, its checks' spacing and its most steps."""
+def stage1_plan(root, setting: dict | None = None) -> Plan:
+    """The stop rule as a plan: its share, its checks' spacing and its most steps, from params.yaml under the
+    setting's own keys (design.json's `setting`: the own-best view lets stage 1 run to the sweep's cap)."""
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
-    until = ((params.get("shapes") or {}).get("train") or {}).get("stage1_until") or {}
+    until = dict(((params.get("shapes") or {}).get("train") or {}).get("stage1_until") or {})
+    prefix = "train.stage1_until."
+    until.update({key[len(prefix):]: value for key, value in (setting or {}).items() if key.startswith(prefix)})
     every, cap = until.get("every", 50), until.get("max_steps", 600)
     return Plan(threshold=100 * until.get("share", 0.6), every=every, cap=cap, checks=FLAT_CHECKS, gain=FLAT_GAIN,
                 after=0, rule="fewest_steps_then_best_at_cap", grids=(), source="params.yaml stage1_until")
@@ -75,7 +78,7 @@ def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sourc
         mine, theirs = (curves(found[name][1]) if name in found else None for name in (first, other))
         if mine is None or theirs is None or not all(mine) or not all(theirs):
             return Evidence(missing=run_command(kept, first) if mine is None else "dvc repro shapes_summarize")
-        plan = stage1_plan(s.root)
+        plan = stage1_plan(s.root, found[first][0].get("setting"))
         n = min(len(mine), len(theirs))
         verdict = VIEWS[view][0](mine[:n], theirs[:n], plan, first)
         return Evidence([Cell(f"{first} − {other}", (verdict,))], verdict.reason,

@@ -1,0 +1,130 @@
+"""The own-best view's settings (tools/connector_settings.py): each design at the sweep's pick, stage 1 up to the
+sweep's cap, what waits and why; and how the comparison runs them (the MLP first, every design paired with it)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from frozenbridge.tools import connectors
+from frozenbridge.tools.connector_settings import OWN_BEST, own_best
+from frozenbridge.tools.connectors import command, compare
+
+PLAN = """threshold: 60
+every: 50
+cap: 1200
+flat: {checks: 6, gain: 2.0, after: 600}
+rule: fewest_steps_then_best_at_cap
+grids:
+  mlp: [{train.lr: 1.0e-4}, {train.lr: 3.0e-4}]
+  cross_attention: [{train.lr: 1.0e-3, connector.cross_attention.gate_init: 0.5}]
+"""
+
+
+def _picks(tmp_path, cross_attention_steps):
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    picks = {"mlp": {"setting": "lr=0.0003", "values": {"train.lr": 0.0003}, "steps_to_threshold": 200},
+             "cross_attention": {"setting": "gate_init=0.5,lr=0.001", "steps_to_threshold": cross_attention_steps,
+                                 "values": {"connector.cross_attention.gate_init": 0.5, "train.lr": 0.001}}}
+    (tmp_path / "picked.json").write_text(json.dumps({"picked": picks}))
+    return own_best(tmp_path / "picked.json", tmp_path / "plan.yaml")
+
+
+def test_each_design_runs_at_its_pick_up_to_the_sweeps_cap_and_a_design_not_picked_waits(tmp_path):
+    ready, waiting = _picks(tmp_path, None)
+    assert ready["mlp"] == {"connector.design": "mlp", "train.lr": 0.0003, "train.stage1_until.max_steps": 1200}
+    assert ready["cross_attention-4"] == {"connector.design": "cross_attention", "connector.cross_attention.every": 4,
+                                          "connector.cross_attention.gate_init": 0.5, "train.lr": 0.001,
+                                          "train.stage1_until.max_steps": 1200}
+    assert set(ready) | set(waiting) == set(OWN_BEST) and not set(ready) & set(waiting)
+    assert "waits for the sweep's pick of resampler" in waiting["resampler-16"]
+    assert "waits for the sweep's pick of codebook" in waiting["codebook-1024"]
+    # cross-attention at its best never captions 60% in the sweep: fewer blocks are not compared
+    assert waiting["cross_attention-6"] == ("not compared: cross_attention at its best (gate_init=0.5,lr=0.001) "
+                                            "never reaches 60% exact within the sweep's 1200 steps")
+    assert command(ready["mlp"])[3:9] == ["-S", "shapes.connector.design=mlp", "-S", "shapes.train.lr=0.0003",
+                                          "-S", "shapes.train.stage1_until.max_steps=1200"]
+
+
+def test_fewer_cross_attention_blocks_are_compared_once_cross_attention_learns(tmp_path):
+    ready, waiting = _picks(tmp_path, 900)
+    assert ready["cross_attention-6"]["connector.cross_attention.every"] == 6
+    assert ready["cross_attention-6"]["connector.cross_attention.gate_init"] == 0.5
+    assert "cross_attention-6" not in waiting
+
+
+def test_a_value_is_spelled_as_yaml_reads_it():
+    assert command({"connector.cross_attention.gate_lr": None, "connector.cross_attention.feed_forward": True,
+                    "train.lr": 1e-05})[3:9] == ["-S", "shapes.connector.cross_attention.gate_lr=null", "-S",
+                                                 "shapes.connector.cross_attention.feed_forward=true", "-S",
+                                                 "shapes.train.lr=1e-05"]
+
+
+def _workspace(tmp_path, monkeypatch):
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "dvc.lock").write_text("stages: {}\n")
+    (tmp_path / "params.yaml").write_text("replicates: [0]\n")
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x"], cwd=tmp_path,
+                   check=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
+
+
+def test_the_own_best_view_trains_its_mlp_first_and_pairs_every_design_with_it(tmp_path, monkeypatch):
+    """No default-run MLP is kept or trained for the machine (the view's MLP is its own), even where this machine
+    trains unlike the default run."""
+    _workspace(tmp_path, monkeypatch)
+    monkeypatch.setattr(connectors, "keep_mlp", lambda root, results: pytest.fail("the default run's MLP kept"))
+    monkeypatch.setattr(connectors, "precision_mismatch", lambda root: "this machine trains in fp32; ...")
+    ran = []
+
+    def fake(name, values, replicate, first, root, results, extra=(), step=True):
+        ran.append(name)
+        folder = connectors.replicate_folder(results / name, replicate)
+        (folder / "metrics/shapes").mkdir(parents=True)
+        (folder / "metrics/shapes/replicates.json").write_text("{}")
+        (folder / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 1, "setting": values,
+                                                        "pipeline": connectors.pipeline(root), "minutes": 1.0}))
+        return folder
+
+    monkeypatch.setattr(connectors, "run_replicate", fake)
+    ready, _ = _picks(tmp_path, 900)
+    compare({name: ready[name] for name in ("cross_attention-4", "mlp")}, tmp_path, tmp_path / "results",
+            own_mlp=True)
+    assert ran == ["mlp", "cross_attention-4"]
+    facts = {name: json.loads((tmp_path / "results" / name / "design.json").read_text()) for name in ran}
+    assert facts["cross_attention-4"]["paired_with"] == "mlp" and "paired_with" not in facts["mlp"]
+
+
+def test_a_setting_that_waits_for_the_sweep_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    _workspace(tmp_path, monkeypatch)
+    sweep = tmp_path / "results/connectors/sweep"
+    sweep.mkdir(parents=True)
+    (sweep / "plan.yaml").write_text(PLAN)
+    (sweep / "picked.json").write_text(json.dumps({"picked": {}}))
+    monkeypatch.setattr("sys.argv", ["connectors", "--only", "resampler-16"])
+    with pytest.raises(SystemExit) as stop:
+        connectors.main()
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip() == ("error: --only resampler-16: waits for the sweep's pick of resampler "
+                                              "(`python -m frozenbridge.tools.design_sweep --design resampler` runs "
+                                              "the rest of its grid)")
+    monkeypatch.setattr("sys.argv", ["connectors", "--only", "resampler-99"])
+    with pytest.raises(SystemExit):
+        connectors.main()
+    assert "--only resampler-99: not a setting of the own-best view; choose from" in capsys.readouterr().err
+
+
+def test_the_regime_verdicts_read_a_setting_under_its_own_stage1_cap(tmp_path):
+    """An own-best setting's curves ran to the sweep's cap: its verdicts judge them there, not at params.yaml's 600
+    steps (where a curve stopped at 1,100 steps would be read past the cap)."""
+    from frozenbridge.tools.verdicts.regime_readers import stage1_plan
+
+    (tmp_path / "params.yaml").write_text("shapes:\n  train:\n    stage1_until: {share: 0.6, every: 50, max_steps: 600}\n")
+    assert stage1_plan(tmp_path).cap == 600
+    assert stage1_plan(tmp_path, {"connector.design": "resampler", "train.lr": 0.001}).cap == 600
+    own = stage1_plan(tmp_path, {"connector.design": "resampler", "train.stage1_until.max_steps": 1200})
+    assert (own.cap, own.every, own.threshold) == (1200, 50, 60)
