@@ -1,13 +1,15 @@
-"""The sweep's table for docs/connectors.md: per design, each setting's steps to the threshold, best share within
-the cap, why it stopped and what the design did inside at its last look, the pick by the plan's rule, and the
-figure; or what to run while nothing is kept."""
+"""The sweep's table for docs/connectors.md: per design, each setting at the three views of its curve (the exact
+share at the default run's stage-1 budget, its fewest and most steps: equal steps; the steps to the threshold; the
+best share within the cap), why it stopped and what the design did inside at its last look, the pick by the plan's
+rule, and the figure; or what to run while nothing is kept."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from frozenbridge.tools.design_sweep.curves import best_within, steps_to
+from frozenbridge.core.config import read_yaml
+from frozenbridge.tools.design_sweep.curves import best_within, share_at, steps_to
 from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
 from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, kept_row
 
@@ -28,6 +30,18 @@ def _inside(row: dict) -> str:
     return "—"
 
 
+def budget_steps(root: Path, cap: int) -> list[int]:
+    """The default run's stage-1 budget in params.yaml, its fewest steps and its most (stage1_steps and
+    stage1_until.max_steps; the fewest alone where stage1_until.share is 0), those within the cap: where the equal-steps
+    view reads each curve."""
+    params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
+    train = ((params or {}).get("shapes") or {}).get("train") or {}
+    until = train.get("stage1_until") or {}
+    fewest = train.get("stage1_steps", 200)
+    steps = {fewest} | ({until.get("max_steps", 600)} if until.get("share", 0.6) else set())
+    return sorted(s for s in steps if 0 < s <= cap)
+
+
 def sweep_findings(root: Path) -> list[str]:
     plan_file = root / DEFAULT_PATH
     if not plan_file.is_file():
@@ -41,14 +55,22 @@ def sweep_findings(root: Path) -> list[str]:
             f"cap {plan.cap} steps, replicate 0's stage 1): {len(done)} of {len(rows)} settings run.")
     if not done:
         return [head + f" Nothing is kept yet: `{COMMAND}` runs them.", ""]
-    lines = [head, "", f"| design | setting | steps to {plan.threshold:g}% | best % (step) | stopped | inside, last "
-                       "look | machine, precision |", "|---|---|---:|---:|---|---|---|"]
+    equal = budget_steps(root, plan.cap)
+    views = (f"the exact share at the default run's stage-1 budget ({' and '.join(f'step {s}' for s in equal)}: "
+             "equal steps), " if equal else "")
+    lines = [head + f" The views of each curve: {views}the steps to {plan.threshold:g}%, and the best share within "
+                    "the cap.", "",
+             f"| design | setting | {''.join(f'% at step {s} | ' for s in equal)}steps to {plan.threshold:g}% | "
+             "best % (step) | stopped | inside, last look | machine, precision |",
+             "|---|---|" + "---:|" * len(equal) + "---:|---:|---|---|---|"]
     for design, setting, row in done:
         chosen = picked["picked"].get(design, {}).get("setting") == setting.name
         reached = steps_to(row["curve"], plan.threshold)
         best, at = best_within(row["curve"], plan.cap)
         why = "all exact" if row["curve"][-1][1] >= 100 else row["stopped"]  # 100% stops a run as a flat curve does
-        lines.append(f"| {design} | {setting.name}{' ◀' if chosen else ''} | {reached or 'never'} | {best:g} ({at}) | "
+        at_steps = "".join(f"{share_at(row['curve'], s):g} | " for s in equal)
+        lines.append(f"| {design} | {setting.name}{' ◀' if chosen else ''} | {at_steps}{reached or 'never'} | "
+                     f"{best:g} ({at}) | "
                      f"{why} at {row['steps']} | {_inside(row)} | "
                      f"{row['machine'].get('cpu_model') or row['machine'].get('device')}, {row['precision']} |")
     lines.append("")
