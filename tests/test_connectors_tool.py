@@ -223,7 +223,8 @@ def test_the_section_9_verdicts_pair_each_design_with_the_mlp_by_replicate(tmp_p
     assert "at the MLP's settings (the equal-settings view)" in evidence.ours
     assert evidence.source == "results/connectors/equal-settings/codebook-1024, mlp"
     own_best = versus("codebook-1024", "mlp", (("seen", "caption"),), "results/connectors")(Sources(tmp_path))
-    assert own_best.missing == "python -m frozenbridge.tools.connectors --only codebook-1024"  # not read from the view
+    # not read from the view; its MLP is a setting of its own, run with it
+    assert own_best.missing == "python -m frozenbridge.tools.connectors --only codebook-1024 mlp"
 
 
 def test_the_zero_gate_claim_reads_each_cross_attention_settings_text_stage(tmp_path):
@@ -288,7 +289,7 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     """The equal-settings view (results/connectors/equal-settings/) is read alone and says what it is; runs the tool
     keeps in results/connectors/<setting>/ (the own-best comparison) form a second table, titled for it, once one
     design is there; the sweep's folder is neither."""
-    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings, connectors_table
+    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings, connectors_table, designs
     from frozenbridge.tools.report import render_results
 
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [20, 30, 25]})
@@ -301,13 +302,15 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     assert "### Equal settings: every design at the MLP's settings" in page and "### Own best" not in page
     assert "](../results/connectors/equal-settings/exact_match.png)" in page
     own = tmp_path / "results/connectors"
-    (own / "mlp").mkdir()
-    (own / "mlp/design.json").write_text(json.dumps({"connector_params": 600, "image_tokens": 49, "minutes": None}))
+    (own / "mlp/metrics/shapes").mkdir(parents=True)
+    (own / "mlp/design.json").write_text(json.dumps({"connector_params": 600, "image_tokens": 49, "minutes": 9.0}))
     assert connectors_table(tmp_path, OWN_BEST) == []  # the MLP alone compares nothing
     (own / "codebook-1024/metrics/shapes").mkdir(parents=True)
     (own / "codebook-1024/design.json").write_text(json.dumps({"connector_params": 700, "image_tokens": 49,
                                                                "minutes": 40.0}))
     (own / "codebook-1024/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([45, 35, 55])))
+    assert "mlp" not in designs(tmp_path, OWN_BEST)  # the view's own MLP not run yet: never the default run's
+    (own / "mlp/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([52, 41, 58])))
     equal, best = connectors_table(tmp_path), connectors_table(tmp_path, OWN_BEST)
     assert "The own-best comparison, each design at its own best setting, is the next table." in equal[0]
     assert best[0].startswith("This is the own-best comparison, each design at its own best setting, kept in "
@@ -412,7 +415,7 @@ def test_the_regime_views_of_section_9_read_stage1_curves_and_never_fail_a_desig
 
 def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
     """A later default run (metrics/shapes/) does not move the kept view: its mlp/ holds the metrics it was paired
-    with; the own-best view's MLP is the default run's."""
+    with. The own-best view's MLP is a setting of its own, never the default run's: absent until it has run."""
     from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs
 
     (tmp_path / "metrics/shapes").mkdir(parents=True)
@@ -424,4 +427,8 @@ def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
     kept.mkdir(parents=True)
     (kept / "replicates.json").write_text(json.dumps(_replicates([50, 40, 60, 55, 45])))
     assert designs(tmp_path, EQUAL_SETTINGS)["mlp"][1] == kept
-    assert designs(tmp_path, OWN_BEST)["mlp"][1] == tmp_path / "metrics/shapes"
+    assert "mlp" not in designs(tmp_path, OWN_BEST)
+    own = tmp_path / OWN_BEST / "mlp" / "metrics/shapes"
+    own.mkdir(parents=True)
+    (own / "replicates.json").write_text(json.dumps(_replicates([60, 50, 70, 65, 55])))
+    assert designs(tmp_path, OWN_BEST)["mlp"][1] == own

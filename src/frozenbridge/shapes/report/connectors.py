@@ -71,8 +71,9 @@ def step_flops(bench: dict | None, setting: str) -> str:
 def designs(root: Path, view: str = EQUAL_SETTINGS) -> dict[str, tuple[dict, Path]]:
     """{setting: (its design.json, its metrics/shapes folder)} of one view's folder (EQUAL_SETTINGS or OWN_BEST),
     the MLP's first: its own metrics where the view keeps them (the equal-settings view keeps the default run it was
-    paired with, so a later default run does not move it), else the default run's; the other view's folder and the
-    sweep's are never read as settings."""
+    paired with, so a later default run does not move it; the own-best view's MLP is a setting trained at its own
+    best, so it is there only once run), else, in the equal-settings view, the default run's; the other view's
+    folder and the sweep's are never read as settings."""
     kept = root / view
     out = {}
     for folder in sorted(kept.glob("*/"), key=lambda f: (f.name != "mlp", f.name)):
@@ -80,8 +81,10 @@ def designs(root: Path, view: str = EQUAL_SETTINGS) -> dict[str, tuple[dict, Pat
             continue
         if (facts := read_json_if_present(folder / "design.json")) is not None:
             own = folder / "metrics" / "shapes"
-            kept_mlp = (own / "replicates.json").is_file()
-            out[folder.name] = (facts, root / "metrics" / "shapes" if folder.name == "mlp" and not kept_mlp else own)
+            if folder.name != "mlp" or (own / "replicates.json").is_file():
+                out[folder.name] = (facts, own)
+            elif view == EQUAL_SETTINGS:
+                out[folder.name] = (facts, root / "metrics" / "shapes")
     return out
 
 
@@ -120,9 +123,10 @@ def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
         return []
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
     head = " | ".join(f"{task} ({'stage 1' if recipe == 'caption' else recipe})" for task, recipe in TASKS)
+    mlp = "the MLP's runs are the default run's" if view == EQUAL_SETTINGS else "the MLP at its own best among them"
     out = [f"{view_sentences(root, view, 'table')} Each design went through stage 1 and caption_qa on the same paired "
-           "replicates (`python -m frozenbridge.tools.connectors`; the MLP's runs are the default run's). Exact match "
-           "%, median [lowest–highest] over the replicates, and the median gap:", "",
+           f"replicates (`python -m frozenbridge.tools.connectors`; {mlp}). Exact match %, median [lowest–highest] "
+           "over the replicates, and the median gap:", "",
            f"| design | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
            f"minutes (benchmark step) | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():

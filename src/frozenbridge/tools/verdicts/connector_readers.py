@@ -20,7 +20,8 @@ LABELS = {EQUAL_SETTINGS: "each design at the MLP's settings (the equal-settings
 
 
 def run_command(view: str, *only: str) -> str:
-    """The command that fills the view (the tool's own-best view unless told the equal-settings one)."""
+    """The command that fills the view (the tool's own-best view unless told the equal-settings one); `only`: the
+    settings it lacks (the equal-settings view's MLP is the default run's, the own-best view's a setting to run)."""
     results = [] if view == OWN_BEST else ["--view", "equal-settings"]
     return " ".join([COMMAND, *(["--only", *only] if only else []), *results])
 
@@ -33,7 +34,7 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...],
         other = partner(found, first) if second == "mlp" and first in found else second  # its own machine's MLP
         missing = [name for name in (first, other) if name not in found]
         if missing:
-            return Evidence(missing=run_command(view, *(name for name in missing if name != "mlp")))
+            return Evidence(missing=run_command(view, *(name for name in missing if name != "mlp" or view == OWN_BEST)))
         a, b = (read_json_if_present(found[name][1] / "replicates.json") for name in (first, other))
         if a is None or b is None:
             return Evidence(missing="dvc repro shapes_summarize")

@@ -14,7 +14,7 @@ from typing import Callable
 
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, designs, partner
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs, partner
 from frozenbridge.tools.design_sweep.plan import Plan
 from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
 from frozenbridge.tools.verdicts.connector_readers import run_command
@@ -72,9 +72,10 @@ def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sourc
     (shapes.report.connectors: EQUAL_SETTINGS, every design at the MLP's settings, or OWN_BEST)."""
     def read(s: Sources) -> Evidence:
         found = designs(s.root, kept)
-        if first not in found:
-            return Evidence(missing=run_command(kept, first))
-        other = partner(found, first)
+        other = partner(found, first) if first in found else "mlp"
+        lacking = [name for name in (first, other) if name not in found and (name != "mlp" or kept == OWN_BEST)]
+        if first not in found or lacking:
+            return Evidence(missing=run_command(kept, *lacking))
         mine, theirs = (curves(found[name][1]) if name in found else None for name in (first, other))
         if mine is None or theirs is None or not all(mine) or not all(theirs):
             return Evidence(missing=run_command(kept, first) if mine is None else "dvc repro shapes_summarize")
