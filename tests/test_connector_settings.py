@@ -128,3 +128,50 @@ def test_the_regime_verdicts_read_a_setting_under_its_own_stage1_cap(tmp_path):
     assert stage1_plan(tmp_path, {"connector.design": "resampler", "train.lr": 0.001}).cap == 600
     own = stage1_plan(tmp_path, {"connector.design": "resampler", "train.stage1_until.max_steps": 1200})
     assert (own.cap, own.every, own.threshold) == (1200, 50, 60)
+
+
+def test_the_own_best_findings_say_how_long_each_stage_1_trained_and_where_it_ended(tmp_path):
+    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings
+
+    cell = lambda rights: {str(r): {"right": v, "gap": 5.0} for r, v in enumerate(rights)}  # noqa: E731
+    runs = {"mlp": ([[200, 51.67, 0.2], [250, 70.0, 0.1]], [[200, 63.34, 0.1]]),
+            "resampler-49": ([[200, 0.0, 0.9], [1100, 61.66, 0.3]], [[200, 1.67, 0.9], [1200, 55.0, 0.3]])}
+    for name, curves in runs.items():
+        shapes = tmp_path / OWN_BEST / name / "metrics/shapes"
+        shapes.mkdir(parents=True)
+        (shapes.parent.parent / "design.json").write_text(json.dumps({"connector_params": 10, "image_tokens": 49}))
+        (shapes / "replicates.json").write_text(json.dumps({"caption": {"seen": {"caption": cell([50, 60])}}}))
+        (shapes / "stage1.json").write_text(json.dumps({str(r): {"curve": c, "steps": c[-1][0]}
+                                                        for r, c in enumerate(curves)}))
+    text = "\n".join(connectors_findings(tmp_path, OWN_BEST))
+    assert ("**mlp**, at its own best: Stage 1 trained 225 steps [200–250] over 2 replicates, its last check at "
+            "66.67% [63.34–70] of the stop rule's training captions exact.") in text
+    assert "Stage 1 trained 1150 steps [1100–1200] over 2 replicates, its last check at 58.33% [55–61.66]" in text
+
+
+def test_the_own_best_view_sets_each_design_beside_the_papers_from_its_paired_replicates(tmp_path):
+    """Each gap is computed replicate by replicate against the view's own MLP; whether it lies within the papers'
+    few points is read from the medians; the scale sentence names the run's own backbones and sizes."""
+    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings
+    from frozenbridge.shapes.report.literature import FEW_POINTS
+
+    (tmp_path / "params.yaml").write_text("language: {name: smollm2-135m}\nvision: {name: efficientnet-lite0}\n")
+    cell = lambda rights: {str(r): {"right": v, "gap": 5.0} for r, v in enumerate(rights)}  # noqa: E731
+    scores = {"mlp": ([50, 60], [70, 80], 600), "resampler-49": ([60, 70], [70 - FEW_POINTS / 2, 79], 700)}
+    for name, (captions, binding, size) in scores.items():
+        shapes = tmp_path / OWN_BEST / name / "metrics/shapes"
+        shapes.mkdir(parents=True)
+        (shapes.parent.parent / "design.json").write_text(json.dumps({"connector_params": size, "image_tokens": 49}))
+        (shapes / "replicates.json").write_text(json.dumps({
+            "caption": {"seen": {"caption": cell(captions)}},
+            "caption_qa": {"heldout": {"binding": cell(binding)}}}))
+        (shapes / "stage1.json").write_text(json.dumps({"0": {"curve": [[200, 61.0, 0.1]], "steps": 200 if
+                                                              name == "mlp" else 1100}}))
+    text = "\n".join(connectors_findings(tmp_path, OWN_BEST))
+    assert ("- **resampler-49** against the MLP, exact-match points (median [lowest, highest] over 2 paired "
+            "replicates): seen caption +10 [+10, +10]; held-out binding -1.75 [-2.5, -1]: 1 of 2 medians within the "
+            "5 points the papers' connector gaps span. The papers: Idefics2 (§3.3)") in text
+    assert ("What differs at this scale: the language model is smollm2-135m and the encoder efficientnet-lite0, both "
+            "frozen, with 600–700 parameters trained; the pictures are generated shapes, and the score is exact match "
+            "on captions and short answers, after 200–1,100 steps of stage 1.") in text
+    assert "Against the papers" not in "\n".join(connectors_findings(tmp_path))  # the equal-settings view: none

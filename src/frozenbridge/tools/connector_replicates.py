@@ -1,11 +1,14 @@
 """A compared setting's results folder, replicate by replicate: results/connectors/<setting>/replicates/<r>/ holds
-one replicate's kept metrics and design.json, and the setting's own folder the replicates merged. Which replicates
-are kept for a pipeline, and the merge (tools.connectors runs the experiments)."""
+one replicate's kept metrics and design.json, and the setting's own folder the replicates merged. What a replicate
+keeps from the workspace (its design's facts, its galleries), which replicates are kept for a pipeline, and the merge
+(tools.connectors runs the experiments)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+RECIPES = ("caption", "caption_qa")  # each replicate's recipes: caption is stage 1's own connector
 
 
 def replicate_folder(folder: Path, replicate: int) -> Path:
@@ -70,3 +73,35 @@ def merge_setting(folder: Path, replicates: list[int], paired_with: str | None =
 def _where(facts: dict) -> str:
     m = facts.get("machine") or {}
     return f"{m.get('cpu_model') or m.get('device', '?')} ({m.get('bf16_path', 'bf16 ?')})"
+
+
+def first_replicate(root: Path) -> str:
+    from frozenbridge.core.config import read_yaml
+
+    return str(read_yaml((root / "params.yaml").read_text())["replicates"][0])
+
+
+def design_facts(root: Path) -> dict:
+    """The trained part and what the language model reads, the device and precision, from the workspace's caption_qa
+    run of the first replicate; from that replicate's stage 1 (its run.json) what the design did inside, the stop
+    rule's checks (its curve on the training captions) and its steps."""
+    info = json.loads((root / f"runs/shapes/caption_qa/{first_replicate(root)}/model/run.json").read_text())
+    stage1 = root / f"runs/shapes/stage1/{first_replicate(root)}/run.json"
+    first = json.loads(stage1.read_text()) if stage1.is_file() else {}
+    return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"],
+            "precision": info.get("precision"), "device": info.get("device"),
+            **{key: first[key] for key in ("inside", "stage1_checks", "steps") if first.get(key)}}
+
+
+def keep_examples(root: Path, folder: Path, name: str) -> None:
+    """What the design says: the gallery of each recipe's first replicate (the cells shapes_gallery draws) as
+    gallery_<recipe>.png, and those cells' prompts, true answers and outputs in examples.json."""
+    from frozenbridge.core.atomic import write_json
+    from frozenbridge.shapes.summary.gallery import run_gallery
+
+    replicate, shown = first_replicate(root), {}
+    for recipe in RECIPES:
+        shown[recipe] = run_gallery(root / "runs/shapes" / recipe / replicate, root / "data/shapes/pictures",
+                                    f"{name}, recipe {recipe}, replicate {replicate}: what the model says on test "
+                                    "pictures", folder / f"gallery_{recipe}.png")
+    write_json(folder / "examples.json", shown)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import subprocess
 import sys
 import tempfile
@@ -41,12 +40,12 @@ import time
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.connector_replicates import kept, kept_replicate, merge_setting, replicate_folder
+from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, keep_examples, kept, kept_replicate,
+                                                     merge_setting, replicate_folder)
 from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, own_best
 from frozenbridge.tools.design_sweep.plan import spell
 from frozenbridge.tools.workspace import Terminated, changed_stages, git, precision_mismatch, restored, run_experiment
 
-RECIPES = ("caption", "caption_qa")  # caption is stage 1's own connector
 TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need
 KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/stage1.json",
         "shapes/probes.json", "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
@@ -146,38 +145,6 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, first: b
                                         "setting": values, "pipeline": pipeline(root), "machine": where,
                                         "benchmark_step_seconds": [round(s, 3) for s in steps] or None})
     return folder
-
-
-def first_replicate(root: Path) -> str:
-    from frozenbridge.core.config import read_yaml
-
-    return str(read_yaml((root / "params.yaml").read_text())["replicates"][0])
-
-
-def design_facts(root: Path) -> dict:
-    """The trained part and what the language model reads, the device and precision, from the workspace's caption_qa
-    run of the first replicate; from that replicate's stage 1 (its run.json) what the design did inside, the stop
-    rule's checks (its curve on the training captions) and its steps."""
-    info = json.loads((root / f"runs/shapes/caption_qa/{first_replicate(root)}/model/run.json").read_text())
-    stage1 = root / f"runs/shapes/stage1/{first_replicate(root)}/run.json"
-    first = json.loads(stage1.read_text()) if stage1.is_file() else {}
-    return {"connector_params": info["connector_params"], "image_tokens": info["image_tokens"],
-            "precision": info.get("precision"), "device": info.get("device"),
-            **{key: first[key] for key in ("inside", "stage1_checks", "steps") if first.get(key)}}
-
-
-def keep_examples(root: Path, folder: Path, name: str) -> None:
-    """What the design says: the gallery of each recipe's first replicate (the cells shapes_gallery draws) as
-    gallery_<recipe>.png, and those cells' prompts, true answers and outputs in examples.json."""
-    from frozenbridge.core.atomic import write_json
-    from frozenbridge.shapes.summary.gallery import run_gallery
-
-    replicate, shown = first_replicate(root), {}
-    for recipe in RECIPES:
-        shown[recipe] = run_gallery(root / "runs/shapes" / recipe / replicate, root / "data/shapes/pictures",
-                                    f"{name}, recipe {recipe}, replicate {replicate}: what the model says on test "
-                                    "pictures", folder / f"gallery_{recipe}.png")
-    write_json(folder / "examples.json", shown)
 
 
 def keep_mlp(root: Path, results: Path) -> Path:

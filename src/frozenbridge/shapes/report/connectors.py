@@ -177,7 +177,7 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
             f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
             f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}). {step[0].upper()}{step[1:]}"
-            f"{minutes}.{paired_note}{inside_sentence(facts)}")
+            f"{minutes}.{paired_note}{stage1_sentence(found[setting][1])}{inside_sentence(facts)}")
     ahead, behind, cells = [], [], []
     for test, label in reversed(TESTS):
         parts = []
@@ -197,6 +197,19 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     return (f"{text} Against the MLP, replicate by replicate, in exact-match points (this design minus the MLP, "
             f"median [lowest, highest]): {' '.join(cells)} Ahead in every replicate: {_listed(ahead)}. Behind in every "
             f"replicate: {_listed(behind)}.")
+
+
+def stage1_sentence(metrics: Path) -> str:
+    """How long stage 1 trained and where it ended, over the replicates (the setting's stage1.json: each replicate's
+    steps and its stop rule's checks); empty where none is kept."""
+    runs = read_json_if_present(metrics / "stage1.json") or {}
+    runs = [run for run in runs.values() if run.get("curve")]
+    if not runs:
+        return ""
+    steps, ends = [run["steps"] for run in runs], [run["curve"][-1][1] for run in runs]
+    return (f" Stage 1 trained {statistics.median(steps):g} steps [{min(steps)}–{max(steps)}] over {len(runs)} "
+            f"replicates, its last check at {statistics.median(ends):.4g}% [{min(ends):.4g}–{max(ends):.4g}] of the "
+            "stop rule's training captions exact.")
 
 
 def inside_sentence(facts: dict) -> str:
@@ -250,7 +263,12 @@ def connectors_findings(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
            f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}, each against an "
            "MLP on the same replicates, made on the same kind of machine at the same precision (the default run's, "
            "unless the paragraph names another).", ""]
+    if view == OWN_BEST and (mlp := stage1_sentence(found["mlp"][1])):
+        out += [f"**mlp**, at its own best:{mlp}", ""]
     for setting in found:
         if not setting.startswith("mlp"):
             out += [setting_findings(found, setting, bench), ""]
-    return out + [best_per_task(found), "", figure_line(view)]
+    from frozenbridge.shapes.report.literature import literature_lines
+
+    papers = literature_lines(root, found, partner) if view == OWN_BEST else []
+    return out + [best_per_task(found), "", *papers, *([""] if papers else []), figure_line(view)]

@@ -1,7 +1,7 @@
 """The sweep's table for docs/connectors.md: per design, each setting at the three views of its curve (the exact
 share at the default run's stage-1 budget, its fewest and most steps: equal steps; the steps to the threshold; the
 best share within the cap), why it stopped and what the design did inside at its last look, the pick by the plan's
-rule, and the figure; or what to run while nothing is kept."""
+rule, why each setting that fell short did (diagnosis.py), and the figure; or what to run while nothing is kept."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from frozenbridge.core.config import read_yaml
 from frozenbridge.tools.design_sweep.curves import best_within, share_at, steps_to
+from frozenbridge.tools.design_sweep.diagnosis import why_short
 from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
 from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, kept_row
 
@@ -77,6 +78,11 @@ def sweep_findings(root: Path) -> list[str]:
     for design, choice in picked["picked"].items():
         lines.append(f"- {design}: {choice['setting']} ◀, {choice['reason']}." + (f" {choice['edge']}." if choice[
             "edge"] else ""))
+    short = [(design, setting.name, why) for design, setting, row in done if (why := why_short(row, plan))]
+    if short:
+        lines += ["", "What the logs say of each setting that fell short (the curve, and what the design did inside; "
+                      "the lines it is judged by are declared in `tools/design_sweep/diagnosis.py`):", ""]
+        lines += [f"- {design} {name}: {why}" for design, name, why in short]
     if (out / FIGURE).is_file():
         lines += ["", f"![Learning curves of the sweep, one panel a design](../{DEFAULT_PATH.parent / FIGURE})"]
     return lines + [""]
