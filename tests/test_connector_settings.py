@@ -11,6 +11,7 @@ import pytest
 from frozenbridge.tools import connectors
 from frozenbridge.tools.connector_settings import OWN_BEST, own_best
 from frozenbridge.tools.connectors import command, compare
+from test_connectors_tool import recording_replicate
 
 PLAN = """threshold: 60
 every: 50
@@ -80,17 +81,7 @@ def test_the_own_best_view_trains_its_mlp_first_and_pairs_every_design_with_it(t
     monkeypatch.setattr(connectors, "keep_mlp", lambda root, results: pytest.fail("the default run's MLP kept"))
     monkeypatch.setattr(connectors, "precision_mismatch", lambda root: "this machine trains in fp32; ...")
     ran = []
-
-    def fake(name, values, replicate, first, root, results, extra=(), step=True):
-        ran.append(name)
-        folder = connectors.replicate_folder(results / name, replicate)
-        (folder / "metrics/shapes").mkdir(parents=True)
-        (folder / "metrics/shapes/replicates.json").write_text("{}")
-        (folder / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 1, "setting": values,
-                                                        "pipeline": connectors.pipeline(root), "minutes": 1.0}))
-        return folder
-
-    monkeypatch.setattr(connectors, "run_replicate", fake)
+    monkeypatch.setattr(connectors, "run_replicate", recording_replicate(ran))
     ready, _ = _picks(tmp_path, 900)
     compare({name: ready[name] for name in ("cross_attention-4", "mlp")}, tmp_path, tmp_path / "results",
             own_mlp=True)

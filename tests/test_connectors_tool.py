@@ -24,6 +24,19 @@ def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_desig
         "-S", "shapes.recipes=[caption,caption_qa]", "shapes_summarize", "shapes_probe", "shapes_text"]
 
 
+def recording_replicate(ran: list):
+    """A stand-in for run_replicate: records the setting's name and keeps an empty replicate for it."""
+    def fake(name, values, replicate, first, root, results, extra=(), step=True):
+        ran.append(name)
+        folder = connectors.replicate_folder(results / name, replicate)
+        (folder / "metrics/shapes").mkdir(parents=True)
+        (folder / "metrics/shapes/replicates.json").write_text("{}")
+        (folder / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 1, "setting": values,
+                                                        "pipeline": connectors.pipeline(root), "minutes": 1.0}))
+        return folder
+    return fake
+
+
 def _commit(root, **files: str) -> None:
     for name, text in files.items():
         (root / name.replace("_", ".")).write_text(text)
@@ -104,17 +117,7 @@ def test_a_machine_unlike_the_default_runs_pairs_its_designs_with_its_own_mlp(tm
     monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
     monkeypatch.setattr(connectors, "keep_mlp", lambda root, results: None)
     ran = []
-
-    def fake(name, values, replicate, first, root, results, extra=(), step=True):
-        ran.append(name)
-        folder = connectors.replicate_folder(results / name, replicate)
-        (folder / "metrics/shapes").mkdir(parents=True)
-        (folder / "metrics/shapes/replicates.json").write_text("{}")
-        (folder / "design.json").write_text(json.dumps({"connector_params": 1, "image_tokens": 1, "setting": values,
-                                                        "pipeline": connectors.pipeline(root), "minutes": 1.0}))
-        return folder
-
-    monkeypatch.setattr(connectors, "run_replicate", fake)
+    monkeypatch.setattr(connectors, "run_replicate", recording_replicate(ran))
     compare({"resampler-16": SETTINGS["resampler-16"]}, tmp_path, tmp_path / "results")
     assert ran == ["mlp@cpu-fp32", "resampler-16"]  # the partner first, then the design
     facts = {name: json.loads((tmp_path / "results" / name / "design.json").read_text()) for name in ran}
