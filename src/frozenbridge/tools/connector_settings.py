@@ -45,7 +45,8 @@ def own_best(picked: Path = PICKED, plan: Path = DEFAULT_PATH) -> tuple[dict[str
     """({setting: values} ready to run, {setting: why it is not}) from the sweep's picks and plan: a setting waits
     while its design has no pick (the sweep has not run its whole grid), and cross_attention-6 is left out while
     cross_attention at its best never reaches the threshold."""
-    cap = load_plan(plan).cap
+    declared = load_plan(plan)
+    cap = declared.cap
     try:
         picks = json.loads(Path(picked).read_text())["picked"] if Path(picked).is_file() else {}
     except (json.JSONDecodeError, KeyError) as err:
@@ -61,7 +62,7 @@ def own_best(picked: Path = PICKED, plan: Path = DEFAULT_PATH) -> tuple[dict[str
             continue
         if (needed := NEEDS_LEARNING.get(name)) and picks.get(needed, {}).get("steps_to_threshold") is None:
             waiting[name] = (f"not compared: {needed} at its best ({picks[needed]['setting']}) never reaches "
-                             f"{load_plan(plan).threshold:g}% exact within the sweep's {cap} steps")
+                             f"{declared.threshold:g}% exact within the sweep's {cap} steps")
             continue
         ready[name] = {**base, **chosen["values"], "train.stage1_until.max_steps": cap}
     return ready, waiting
