@@ -18,6 +18,7 @@ every: 50
 cap: 1200
 flat: {checks: 6, gain: 2.0, after: 600}
 rule: fewest_steps_then_best_at_cap
+extend: 0
 grids:
   mlp: [{train.lr: 1.0e-4}, {train.lr: 3.0e-4}]
   cross_attention: [{train.lr: 1.0e-3, connector.cross_attention.gate_init: 0.5}]

@@ -16,7 +16,7 @@ from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN
 
 PLAN = {
     "threshold": 60, "every": 50, "cap": 400, "flat": {"checks": 3, "gain": 2.0, "after": 0},
-    "rule": "fewest_steps_then_best_at_cap",
+    "rule": "fewest_steps_then_best_at_cap", "extend": 2,
     "grids": {"mlp": [{"train.lr": 1.0e-4}, {"train.lr": 3.0e-4}, {"train.lr": 1.0e-3}, {"train.lr": 3.0e-3}],
               "cross_attention": [{"train.lr": 1.0e-3, "connector.cross_attention.gate_init": 0.5},
                                   {"train.lr": 1.0e-3, "connector.cross_attention.gate_init": 0.0}]},
@@ -57,7 +57,7 @@ def curve(shares, every=50, loss=1.0):
 # the plan
 
 def test_a_plan_file_loads_with_its_settings_named(tmp_path, plan):
-    assert (plan.threshold, plan.every, plan.cap, plan.checks, plan.gain) == (60.0, 50, 400, 3, 2.0)
+    assert (plan.threshold, plan.every, plan.cap, plan.checks, plan.gain, plan.extend) == (60.0, 50, 400, 3, 2.0, 2)
     assert plan.designs == ("mlp", "cross_attention")
     assert [s.name for s in plan.grid("mlp")] == MLP_NAMES
     assert [s.name for s in plan.grid("cross_attention")] == ["gate_init=0.5,lr=0.001", "gate_init=0.0,lr=0.001"]
@@ -73,11 +73,13 @@ def test_the_digest_follows_content_not_spelling(tmp_path, plan):
     assert plan_digest(load_plan(write(tmp_path, changed(cap=450), "c.yaml"))) != plan_digest(plan)
     other_grid = changed(grids__mlp=[{"train.lr": 1.0e-4}, {"train.lr": 3.0e-4}])
     assert plan_digest(load_plan(write(tmp_path, other_grid, "d.yaml"))) != plan_digest(plan)
+    # how often a grid may grow past its edges is not in it: the rows made before it changed stay valid
+    assert plan_digest(load_plan(write(tmp_path, changed(extend=0), "e.yaml"))) == plan_digest(plan)
 
 
 BAD = [
-    (changed(thresold=60), "unknown key thresold; allowed keys: cap, every, flat, grids, rule, threshold"),
-    (changed(cap=...), "missing key cap; a plan declares every one of threshold, every, cap, flat, rule, grids"),
+    (changed(thresold=60), "unknown key thresold; allowed keys: cap, every, extend, flat, grids, rule, threshold"),
+    (changed(cap=...), "missing key cap; a plan declares every one of threshold, every, cap, flat, rule, extend, grids"),
     (changed(flat__gain=...), "missing key flat.gain"),
     (changed(flat__patience=2), "unknown key flat.patience"),
     (changed(cap=420), "cap = 420 is not allowed; expected a multiple of every (50)"),
@@ -87,6 +89,8 @@ BAD = [
     (changed(every=0), "every = 0 is not allowed; expected an integer >= 1"),
     (changed(every=2.5), "every = 2.5 is not allowed"),
     (changed(flat__checks=0), "flat.checks = 0 is not allowed"),
+    (changed(extend=-1), "extend = -1 is not allowed; expected an integer >= 0"),
+    (changed(extend=...), "missing key extend"),
     (changed(grids={}), "grids = {} is not allowed; expected a mapping of design names"),
     (changed(grids__mlp=[]), "grids.mlp = [] is not allowed; expected a non-empty list of settings"),
     (changed(grids__mlp=[{"train.lr": 1e-3}, {"train.lr": 0.001}]),

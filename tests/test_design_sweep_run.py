@@ -20,6 +20,7 @@ every: 2
 cap: 4
 flat: {checks: 4, gain: 2.0, after: 0}
 rule: fewest_steps_then_best_at_cap
+extend: 0
 grids:
   mlp: [{train.lr: 0.001}, {train.lr: 0.01}]
   cross_attention: [{connector.cross_attention.every: 1, connector.cross_attention.gate_init: 0.5}]

@@ -10,8 +10,9 @@ The plan (results/connectors/sweep/plan.yaml; tools/design_sweep/plan.py says it
 settings to try (keys under params.yaml's shapes:, over params.yaml), the cap, the curve's spacing, when a flat curve
 stops a run early, and the picking rule; `--rule` may only repeat that rule. A run is the pipeline's stage 1 of the
 replicate (tools/design_sweep/train.py). Each run is kept in results/connectors/sweep/<design>/<setting>.json as soon
-as it ends, so the sweep can be stopped and started again: it goes on at the next setting with no row. Needs the
-shapes features (`dvc repro shapes_encode`).
+as it ends, so the sweep can be stopped and started again: it goes on at the next setting with no row. Once a
+design's grid is run, a pick at the grid's edge adds the settings one step past it (tools/design_sweep/extend.py, up to
+the plan's `extend` rounds), and the sweep runs them too. Needs the shapes features (`dvc repro shapes_encode`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
-from frozenbridge.tools.design_sweep.sweep import FIGURE, kept_row, run_sweep, write_picks
+from frozenbridge.tools.design_sweep.sweep import FIGURE, grid, kept_row, run_sweep, write_picks
 
 OUT = DEFAULT_PATH.parent
 
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
                                     f"{plan.rule!r}")
         if args.list:
             for design in designs:
-                for setting in plan.grid(design):
+                for setting in grid(plan, out, design):
                     state = "kept" if kept_row(out, design, setting, plan) else "to run"
                     print(f"{design:<16} {state:<7} {setting.name}")
             return

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from frozenbridge.tools.design_sweep.plan import Plan
-from frozenbridge.tools.design_sweep.sweep import kept_row
+from frozenbridge.tools.design_sweep.sweep import grid, kept_row
 
 
 def draw_curves(plan: Plan, out: Path, picked: dict, path: Path) -> Path:
@@ -20,7 +20,7 @@ def draw_curves(plan: Plan, out: Path, picked: dict, path: Path) -> Path:
     for ax, design in zip(axes[0], designs):
         chosen = picked.get("picked", {}).get(design, {}).get("setting")
         drawn = 0
-        for setting in plan.grid(design):
+        for setting in grid(plan, out, design):
             row = kept_row(out, design, setting, plan)
             if row is None:
                 continue

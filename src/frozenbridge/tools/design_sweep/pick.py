@@ -23,14 +23,16 @@ from frozenbridge.tools.design_sweep.curves import best_within, check_curve, ste
 from frozenbridge.tools.design_sweep.plan import RULES, Plan, Setting, plan_digest, spell
 
 
-def pick(rows: list[dict], plan: Plan, design: str, rule: str | None = None) -> dict:
+def pick(rows: list[dict], plan: Plan, design: str, rule: str | None = None,
+         grid: tuple[Setting, ...] | None = None) -> dict:
     """The design's chosen setting under the plan's rule (`rule`, when given, must be that rule), with the reason,
-    its numbers and whether a chosen value sits at the edge of the grid."""
+    its numbers and whether a chosen value sits at the edge of the grid: the plan's grid for the design, or `grid`
+    (that grid with the settings extend.py added past its edges)."""
     if plan.rule not in RULES or (rule is not None and rule != plan.rule):
         asked = plan.rule if plan.rule not in RULES else rule
         raise FrozenbridgeError(f"{plan.source}: picking by rule {asked!r} is refused; the plan declares "
                                 f"{plan.rule!r} and the rules implemented are: {', '.join(RULES)}")
-    grid = plan.grid(design)
+    grid = plan.grid(design) if grid is None else grid
     runs = _runs(rows, plan, design, grid)
     t, n = f"{plan.threshold:g}", len(grid)
     reached = [r for r in runs if r["steps_to_threshold"] is not None]
@@ -52,7 +54,7 @@ def pick(rows: list[dict], plan: Plan, design: str, rule: str | None = None) -> 
             "values": c["values"], "steps_to_threshold": c["steps_to_threshold"], "best": c["best"],
             "best_step": c["best_step"], "reason": reason, "at_edge": bool(edges), "edges": edges,
             "edge": "; ".join(f"{e['key']} = {spell(e['value'])} is the {e['side']} value the grid tried: the best "
-                              "may lie past it, extend the grid" for e in edges)}
+                              "may lie past it" for e in edges)}
 
 
 def _runs(rows: list[dict], plan: Plan, design: str, grid: tuple[Setting, ...]) -> list[dict]:

@@ -9,6 +9,7 @@ A plan file (results/connectors/sweep/plan.yaml by default) declares every key; 
     flat: {checks: 4, gain: 2.0, after: 600}   # stop early once the last 4 points' best is less than 2 points
                                    # above the best before, but never before step 600 (a curve may sit at 0 a while)
     rule: fewest_steps_then_best_at_cap
+    extend: 2                      # the most times a design's grid grows past an edge of its pick (extend.py); 0: never
     grids:                         # per design, its settings: dotted keys under params.yaml's shapes: section
       mlp: [{train.lr: 1.0e-4}, {train.lr: 3.0e-4}]
       cross_attention: [{train.lr: 1.0e-3, connector.cross_attention.gate_init: 0.5}]
@@ -16,7 +17,8 @@ A plan file (results/connectors/sweep/plan.yaml by default) declares every key; 
 A setting's values are numbers, words, true/false or null. Each setting is named by its keys and values, sorted by key
 (`gate_init=0.5,lr=0.001`): the last part of each dotted key, or as many parts as keep it apart from the design's
 other keys. A bad file fails with one line naming the file, the key and what is allowed. `plan_digest` is a short hash
-of the plan's content (not of its comments or key order) that each row records.
+of the plan's content (not of its comments or key order) that each row records. `extend` is left out of it: a setting
+added past an edge is a row of its own under the same plan, and the rows already made stay valid.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from frozenbridge.core.errors import FrozenbridgeError
 
 DEFAULT_PATH = Path("results/connectors/sweep/plan.yaml")
 RULES = ("fewest_steps_then_best_at_cap",)  # the picking rules pick.py implements: a plan may name no other
-KEYS = ("threshold", "every", "cap", "flat", "rule", "grids")
+KEYS = ("threshold", "every", "cap", "flat", "rule", "extend", "grids")
 FLAT_KEYS = ("checks", "gain", "after")
 SETTING = "a non-empty mapping of dotted keys under params.yaml's shapes: section to values, e.g. {train.lr: 0.001}"
 VALUE = "a number, a word (letters, digits, _ . + -), true, false or null"
@@ -67,6 +69,7 @@ class Plan:
     after: int  # flat: no run stops early for a flat curve before this step (100% exact stops it at any step)
     rule: str
     grids: tuple[tuple[str, tuple[Setting, ...]], ...]  # (design, its settings), in the file's order
+    extend: int = 0  # the most times a design's grid grows past an edge of its pick (extend.py)
     source: str = str(DEFAULT_PATH)  # the file it was read from, for messages; not part of the digest
 
     @property
@@ -96,7 +99,8 @@ def load_plan(path: str | Path = DEFAULT_PATH) -> Plan:
         return Plan(threshold=number(0, 100)(raw["threshold"], "threshold"), every=every, cap=cap,
                     checks=integer(1)(flat["checks"], "flat.checks"), gain=number(0, 100)(flat["gain"], "flat.gain"),
                     after=integer(0)(flat["after"], "flat.after"),
-                    rule=choice(*RULES)(raw["rule"], "rule"), grids=_grids(raw["grids"]), source=str(path))
+                    rule=choice(*RULES)(raw["rule"], "rule"), extend=integer(0)(raw["extend"], "extend"),
+                    grids=_grids(raw["grids"]), source=str(path))
 
 
 def plan_digest(plan: Plan) -> str:

@@ -12,7 +12,7 @@ from frozenbridge.core.config import read_yaml
 from frozenbridge.tools.design_sweep.curves import best_within, share_at, steps_to
 from frozenbridge.tools.design_sweep.diagnosis import why_short
 from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
-from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, kept_row
+from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, grid, kept_row
 
 COMMAND = "python -m frozenbridge.tools.design_sweep"
 
@@ -50,10 +50,12 @@ def sweep_findings(root: Path) -> list[str]:
     plan = load_plan(plan_file)
     out = root / DEFAULT_PATH.parent
     picked = json.loads((out / PICKED).read_text()) if (out / PICKED).is_file() else {"picked": {}}
-    rows = [(d, s, kept_row(out, d, s, plan)) for d in plan.designs for s in plan.grid(d)]
+    rows = [(d, s, kept_row(out, d, s, plan)) for d in plan.designs for s in grid(plan, out, d)]
+    added = {(d, s.name) for d in plan.designs for s in grid(plan, out, d)[len(plan.grid(d)):]}
     done = [(d, s, r) for d, s, r in rows if r is not None]
     head = (f"**The sweep** (`{COMMAND}`, plan `{DEFAULT_PATH}`: rule {plan.rule}, threshold {plan.threshold:g}%, "
-            f"cap {plan.cap} steps, replicate 0's stage 1): {len(done)} of {len(rows)} settings run.")
+            f"cap {plan.cap} steps, a pick at its grid's edge followed past it up to {plan.extend} times "
+            f"(`tools/design_sweep/extend.py`), replicate 0's stage 1): {len(done)} of {len(rows)} settings run.")
     if not done:
         return [head + f" Nothing is kept yet: `{COMMAND}` runs them.", ""]
     equal = budget_steps(root, plan.cap)
@@ -70,7 +72,8 @@ def sweep_findings(root: Path) -> list[str]:
         best, at = best_within(row["curve"], plan.cap)
         why = "all exact" if row["curve"][-1][1] >= 100 else row["stopped"]  # 100% stops a run as a flat curve does
         at_steps = "".join(f"{share_at(row['curve'], s):g} | " for s in equal)
-        lines.append(f"| {design} | {setting.name}{' ◀' if chosen else ''} | {at_steps}{reached or 'never'} | "
+        past = " (past the grid's edge)" if (design, setting.name) in added else ""
+        lines.append(f"| {design} | {setting.name}{past}{' ◀' if chosen else ''} | {at_steps}{reached or 'never'} | "
                      f"{best:g} ({at}) | "
                      f"{why} at {row['steps']} | {_inside(row)} | "
                      f"{row['machine'].get('cpu_model') or row['machine'].get('device')}, {row['precision']} |")

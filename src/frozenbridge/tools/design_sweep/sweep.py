@@ -3,7 +3,8 @@ design's own best picked by the plan's rule and the curves drawn.
 
 Rows live in `<out>/<design>/<setting>.json`, written whole or not at all (core.atomic): a sweep stopped mid-run
 loses that run only, and the next call starts at the first setting with no row made under the same plan (a row of
-another plan digest is run again). Picks go to `<out>/picked.json`, for the designs whose grid is complete, with the
+another plan digest is run again). A design's grid is the plan's, then the settings extend.py adds past the edges of
+its pick once every setting before them has a row. Picks go to `<out>/picked.json`, for the designs whose grid is complete, with the
 machine and precision of their rows; the figure to `<out>/curves.png`.
 """
 
@@ -16,6 +17,7 @@ from typing import Callable
 
 from frozenbridge.core.atomic import write_json
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.tools.design_sweep.extend import extended_grid
 from frozenbridge.tools.design_sweep.pick import pick
 from frozenbridge.tools.design_sweep.plan import Plan, Setting, plan_digest
 
@@ -36,18 +38,24 @@ def kept_row(out: Path, design: str, setting: Setting, plan: Plan) -> dict | Non
     return row if row.get("plan") == plan_digest(plan) else None
 
 
+def grid(plan: Plan, out: Path, design: str) -> tuple[Setting, ...]:
+    """The design's settings: the plan's grid, then those added past the edges of its pick (extend.py)."""
+    return extended_grid(plan, design, lambda s: kept_row(out, design, s, plan))
+
+
 def todo(out: Path, plan: Plan, designs: tuple[str, ...]) -> list[tuple[str, Setting]]:
-    """(design, setting) pairs with no row under this plan, in the plan's order."""
-    return [(d, s) for d in designs for s in plan.grid(d) if kept_row(out, d, s, plan) is None]
+    """(design, setting) pairs with no row under this plan, in the plan's order, each grid as its rows grow it."""
+    return [(d, s) for d in designs for s in grid(plan, out, d) if kept_row(out, d, s, plan) is None]
 
 
 def run_sweep(plan: Plan, designs: tuple[str, ...], out: Path, train: Callable[[str, Setting], dict]) -> list[Path]:
-    """Every setting not yet kept, one after the other; `train(design, setting)` makes a row. Returns the rows
-    written by this call."""
+    """Every setting not yet kept, one after the other, including those a finished grid adds past the edges of its
+    pick; `train(design, setting)` makes a row. Returns the rows written by this call."""
     written = []
-    missing = todo(out, plan, designs)
-    for i, (design, setting) in enumerate(missing, 1):
-        log.info("sweep run %d of %d: %s at %s", i, len(missing), design, setting.name)
+    while missing := todo(out, plan, designs):
+        design, setting = missing[0]
+        log.info("sweep run %d (%d left that are known now): %s at %s", len(written) + 1, len(missing), design,
+                 setting.name)
         row = train(design, setting)
         path = row_path(out, design, setting)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -61,13 +69,24 @@ def picks(plan: Plan, out: Path, rule: str | None = None) -> dict:
     it); the designs still missing rows are listed, not picked."""
     chosen, waiting = {}, {}
     for design in plan.designs:
-        rows = [kept_row(out, design, s, plan) for s in plan.grid(design)]
+        settings = grid(plan, out, design)
+        rows = [kept_row(out, design, s, plan) for s in settings]
         if any(r is None for r in rows):
             waiting[design] = sum(r is None for r in rows)
             continue
-        chosen[design] = {**pick(rows, plan, design, rule), "machine": rows[0].get("machine"),
-                          "precision": rows[0].get("precision"), "device": rows[0].get("device")}
+        chosen[design] = {**pick(rows, plan, design, rule, grid=settings), "machine": rows[0].get("machine"),
+                          "precision": rows[0].get("precision"), "device": rows[0].get("device"),
+                          "extended": [s.name for s in settings[len(plan.grid(design)):]]}
+        if chosen[design]["at_edge"]:
+            chosen[design]["edge"] += _extension_note(len(chosen[design]["extended"]), plan.extend)
     return {"plan": plan_digest(plan), "rule": plan.rule, "picked": chosen, "runs_missing": waiting}
+
+
+def _extension_note(added: int, rounds: int) -> str:
+    if not rounds:
+        return " (the plan's extend is 0: its grid does not grow past an edge)"
+    grew = f"grew by {added} setting{'s' if added != 1 else ''}" if added else "could not grow"
+    return f" (its grid {grew} past its edges, in {rounds} round{'s' if rounds != 1 else ''} at most)"
 
 
 def write_picks(plan: Plan, out: Path, rule: str | None = None) -> dict:
