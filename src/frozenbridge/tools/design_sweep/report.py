@@ -31,6 +31,15 @@ def _inside(row: dict) -> str:
     return "—"
 
 
+def _size(row: dict) -> str:
+    n = row.get("connector_params")
+    return "—" if n is None else f"{n / 1e6:.2f}M" if n >= 10_000 else f"{n:,}"
+
+
+def _seconds(row: dict) -> str:
+    return "—" if row.get("step_seconds") is None else f"{row['step_seconds']:.2f}"
+
+
 def budget_steps(root: Path, cap: int) -> list[int]:
     """The default run's stage-1 budget in params.yaml, its fewest steps and its most (stage1_steps and
     stage1_until.max_steps; the fewest alone where stage1_until.share is 0), those within the cap: where the equal-steps
@@ -62,10 +71,11 @@ def sweep_findings(root: Path) -> list[str]:
     views = (f"the exact share at the default run's stage-1 budget ({' and '.join(f'step {s}' for s in equal)}: "
              "equal steps), " if equal else "")
     lines = [head + f" The views of each curve: {views}the steps to {plan.threshold:g}%, and the best share within "
-                    "the cap.", "",
+                    "the cap. Seconds a step are the run's own: its training time over its steps, the curve's evaluations left out "
+                    "(work beside it on the machine slows them; `bench designs` times each design alone).", "",
              f"| design | setting | {''.join(f'% at step {s} | ' for s in equal)}steps to {plan.threshold:g}% | "
-             "best % (step) | stopped | inside, last look | machine, precision |",
-             "|---|---|" + "---:|" * len(equal) + "---:|---:|---|---|---|"]
+             "best % (step) | stopped | inside, last look | trained parameters | s a step | machine, precision |",
+             "|---|---|" + "---:|" * len(equal) + "---:|---:|---|---|---:|---:|---|"]
     for design, setting, row in done:
         chosen = picked["picked"].get(design, {}).get("setting") == setting.name
         reached = steps_to(row["curve"], plan.threshold)
@@ -75,7 +85,7 @@ def sweep_findings(root: Path) -> list[str]:
         past = " (past the grid's edge)" if (design, setting.name) in added else ""
         lines.append(f"| {design} | {setting.name}{past}{' ◀' if chosen else ''} | {at_steps}{reached or 'never'} | "
                      f"{best:g} ({at}) | "
-                     f"{why} at {row['steps']} | {_inside(row)} | "
+                     f"{why} at {row['steps']} | {_inside(row)} | {_size(row)} | {_seconds(row)} | "
                      f"{row['machine'].get('cpu_model') or row['machine'].get('device')}, {row['precision']} |")
     lines.append("")
     for design, choice in picked["picked"].items():
