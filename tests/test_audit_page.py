@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from frozenbridge.audit.evaluation.agreement import study_reference
-from frozenbridge.audit.report.page import closing_paragraph, probe_verdict, write_page
+from frozenbridge.audit.report.closing import closing_paragraph
+from frozenbridge.audit.report.page import write_page
+from frozenbridge.audit.report.rules import probe_verdict
 from frozenbridge.audit.summary.figure import draw_audit
 
 ROOT = Path(__file__).resolve().parents[1]
