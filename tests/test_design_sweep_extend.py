@@ -140,4 +140,5 @@ def test_the_page_marks_the_settings_added_past_an_edge(tmp_path):
     assert "followed past it up to 2 times" in lines[0] and "10 of 10 settings run." in lines[0]
     marked = [line.split(" | ")[1] for line in lines if "past the grid's edge" in line]
     assert marked == ["lr=0.009 (past the grid's edge) ◀", "lr=0.027 (past the grid's edge)",
-                      "gate_init=1.0,lr=0.001 (past the grid's edge) ◀", "gate_init=2.0,lr=0.001 (past the grid's edge)"]
+                      "gate_init=1.0,lr=0.001 (past the grid's edge) ◀",
+                      "gate_init=2.0,lr=0.001 (past the grid's edge)"]

@@ -79,7 +79,8 @@ def test_the_digest_follows_content_not_spelling(tmp_path, plan):
 
 BAD = [
     (changed(thresold=60), "unknown key thresold; allowed keys: cap, every, extend, flat, grids, rule, threshold"),
-    (changed(cap=...), "missing key cap; a plan declares every one of threshold, every, cap, flat, rule, extend, grids"),
+    (changed(cap=...), "missing key cap; a plan declares every one of threshold, every, cap, flat, rule, extend, "
+                       "grids"),
     (changed(flat__gain=...), "missing key flat.gain"),
     (changed(flat__patience=2), "unknown key flat.patience"),
     (changed(cap=420), "cap = 420 is not allowed; expected a multiple of every (50)"),

@@ -115,16 +115,18 @@ def test_the_sweep_table_gives_each_kept_run_and_the_pick_from_the_rows(tmp_path
     write_picks(plan, out)
     lines = sweep_findings(tmp_path)
     assert "2 of 3 settings run." in lines[0]
-    assert "| mlp | lr=0.001 ◀ | 4 | 70 (4) | cap at 4 | — | 1.23M | 0.73 | AMD EPYC, fp32 |" in lines  # no budget
-    assert "| mlp | lr=0.01 | never | 40 (4) | cap at 4 | — | — | — | AMD EPYC, fp32 |" in lines  # within the cap
+    # no budget within the cap
+    assert "| mlp | lr=0.001 ◀ | 4 | 70 (4) | cap at 4 (70) | — | 1.23M | 0.73 | AMD EPYC, fp32 |" in lines
+    assert "| mlp | lr=0.01 | never | 40 (4) | cap at 4 (40) | — | — | — | AMD EPYC, fp32 |" in lines
     # equal steps: each curve at the default run's stage-1 budget (params.yaml), its fewest and its most steps
     (tmp_path / "params.yaml").write_text("shapes:\n  train:\n    stage1_steps: 2\n    stage1_until: {share: 0.6, "
                                           "max_steps: 4}\n")
     lines = sweep_findings(tmp_path)
     assert "the exact share at the default run's stage-1 budget (step 2 and step 4: equal steps)" in lines[0]
     assert "| design | setting | % at step 2 | % at step 4 | steps to 60% |" in lines[2]
-    assert "| mlp | lr=0.001 ◀ | 20 | 70 | 4 | 70 (4) | cap at 4 | — | 1.23M | 0.73 | AMD EPYC, fp32 |" in lines
-    assert "| mlp | lr=0.01 | 10 | 40 | never | 40 (4) | cap at 4 | — | — | — | AMD EPYC, fp32 |" in lines
+    assert "| mlp | lr=0.001 ◀ | 20 | 70 | 4 | 70 (4) | cap at 4 (70) | — | 1.23M | 0.73 | AMD EPYC, fp32 |" \
+        in lines
+    assert "| mlp | lr=0.01 | 10 | 40 | never | 40 (4) | cap at 4 (40) | — | — | — | AMD EPYC, fp32 |" in lines
     assert any(line.startswith("- mlp: lr=0.001 ◀, reaches 60% exact at step 4") for line in lines)
 
 

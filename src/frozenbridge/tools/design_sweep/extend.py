@@ -5,9 +5,9 @@ When the pick over a design's settings has a swept number at the grid's smallest
 setting is added for each such key: the pick with that key moved one step past the edge. The step is the one between
 the edge and its nearest neighbour in the grid: a ratio when both are above 0 and one is at least twice the other (a
 learning rate picked at 3e-3, the largest, above 1e-3: 9e-3 next), a difference otherwise (a gate start picked at 0.5,
-above 0: 1.0 next). No step is taken from 0 (a gate start of 0 is not followed to -0.5). The added settings are run, the pick is made
-again over the grown grid, and this repeats up to the plan's `extend` times. Values keep 3 significant digits and
-stay integers where the grid's were.
+above 0: 1.0 next). No step is taken from 0 (a gate start of 0 is not followed to -0.5). The added settings are run,
+the pick is made again over the grown grid, and this repeats up to the plan's `extend` times. Values keep 3
+significant digits and stay integers where the grid's were.
 """
 
 from __future__ import annotations

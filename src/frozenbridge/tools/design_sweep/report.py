@@ -71,10 +71,12 @@ def sweep_findings(root: Path) -> list[str]:
     views = (f"the exact share at the default run's stage-1 budget ({' and '.join(f'step {s}' for s in equal)}: "
              "equal steps), " if equal else "")
     lines = [head + f" The views of each curve: {views}the steps to {plan.threshold:g}%, and the best share within "
-                    "the cap. Seconds a step are the run's own: its training time over its steps, the curve's evaluations left out "
-                    "(work beside it on the machine slows them; `bench designs` times each design alone).", "",
+                    "the cap. Seconds a step are the run's own: its training time over its steps, the curve's "
+                    "evaluations left out (work beside it on the machine slows them; `bench designs` times each design "
+                    "alone).", "",
              f"| design | setting | {''.join(f'% at step {s} | ' for s in equal)}steps to {plan.threshold:g}% | "
-             "best % (step) | stopped | inside, last look | trained parameters | s a step | machine, precision |",
+             "best % (step) | stopped (% there) | inside, last look | trained parameters | s a step | "
+             "machine, precision |",
              "|---|---|" + "---:|" * len(equal) + "---:|---:|---|---|---:|---:|---|"]
     for design, setting, row in done:
         chosen = picked["picked"].get(design, {}).get("setting") == setting.name
@@ -85,7 +87,8 @@ def sweep_findings(root: Path) -> list[str]:
         past = " (past the grid's edge)" if (design, setting.name) in added else ""
         lines.append(f"| {design} | {setting.name}{past}{' ◀' if chosen else ''} | {at_steps}{reached or 'never'} | "
                      f"{best:g} ({at}) | "
-                     f"{why} at {row['steps']} | {_inside(row)} | {_size(row)} | {_seconds(row)} | "
+                     f"{why} at {row['steps']} ({row['curve'][-1][1]:g}) | {_inside(row)} | {_size(row)} | "
+                     f"{_seconds(row)} | "
                      f"{row['machine'].get('cpu_model') or row['machine'].get('device')}, {row['precision']} |")
     lines.append("")
     for design, choice in picked["picked"].items():

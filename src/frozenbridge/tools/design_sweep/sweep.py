@@ -4,8 +4,8 @@ design's own best picked by the plan's rule and the curves drawn.
 Rows live in `<out>/<design>/<setting>.json`, written whole or not at all (core.atomic): a sweep stopped mid-run
 loses that run only, and the next call starts at the first setting with no row made under the same plan (a row of
 another plan digest is run again). A design's grid is the plan's, then the settings extend.py adds past the edges of
-its pick once every setting before them has a row. Picks go to `<out>/picked.json`, for the designs whose grid is complete, with the
-machine and precision of their rows; the figure to `<out>/curves.png`.
+its pick once every setting before them has a row. Picks go to `<out>/picked.json`, for the designs whose grid is
+complete, with the machine and precision of their rows; the figure to `<out>/curves.png`.
 """
 
 from __future__ import annotations
