@@ -142,3 +142,4 @@ def test_the_page_marks_the_settings_added_past_an_edge(tmp_path):
     assert marked == ["lr=0.009 (past the grid's edge) ◀", "lr=0.027 (past the grid's edge)",
                       "gate_init=1.0,lr=0.001 (past the grid's edge) ◀",
                       "gate_init=2.0,lr=0.001 (past the grid's edge)"]
+

@@ -64,6 +64,7 @@ def test_a_sweep_keeps_each_run_goes_on_after_a_stop_and_picks_by_the_plans_rule
     assert [p[0] for p in row["curve"]] == [2, 4] and row["stopped"] == "cap" and row["plan"] == plan_digest(plan)
     assert row["values"] == {"connector.cross_attention.every": 1, "connector.cross_attention.gate_init": 0.5}
     assert [e["step"] for e in row["inside"]] == [0, 2, 4]
+    assert len(row["load_average"]) == len(row["curve"]) and row["threads"] == torch.get_num_threads()
     assert row["inside"][0]["gates"][0] == round(float(torch.tanh(torch.tensor(0.5))), 4)
     assert (row["precision"], row["device"], row["machine"]) == ("fp32", "cpu", {"device": "test CPU"})
     mlp = json.loads((out / "mlp/lr=0.001.json").read_text())
@@ -111,13 +112,16 @@ def test_the_sweep_table_gives_each_kept_run_and_the_pick_from_the_rows(tmp_path
             "design": "mlp", "setting": setting.name, "values": setting.as_dict(), "plan": plan_digest(plan),
             "curve": [[2, shares[0], 0.5], [4, shares[1], 0.3]], "stopped": "cap", "steps": 4, "inside": [],
             "machine": machine, "precision": "fp32", **({"connector_params": 1_234_567, "step_seconds": 0.7312}
-                                                        if setting.name == "lr=0.001" else {})}))
+                                                        if setting.name == "lr=0.001" else
+                                                        {"step_seconds": 2.2, "load_average": [3.4, 3.6],
+                                                         "threads": 2})}))
     write_picks(plan, out)
     lines = sweep_findings(tmp_path)
     assert "2 of 3 settings run." in lines[0]
     # no budget within the cap
     assert "| mlp | lr=0.001 ◀ | 4 | 70 (4) | cap at 4 (70) | — | 1.23M | 0.73 | AMD EPYC, fp32 |" in lines
-    assert "| mlp | lr=0.01 | never | 40 (4) | cap at 4 (40) | — | — | — | AMD EPYC, fp32 |" in lines
+    shared = "2.20 (shared: load 3.5 on 2 threads)"  # the machine's load 1.5 above the run's own 2 threads
+    assert f"| mlp | lr=0.01 | never | 40 (4) | cap at 4 (40) | — | — | {shared} | AMD EPYC, fp32 |" in lines
     # equal steps: each curve at the default run's stage-1 budget (params.yaml), its fewest and its most steps
     (tmp_path / "params.yaml").write_text("shapes:\n  train:\n    stage1_steps: 2\n    stage1_until: {share: 0.6, "
                                           "max_steps: 4}\n")
@@ -126,8 +130,18 @@ def test_the_sweep_table_gives_each_kept_run_and_the_pick_from_the_rows(tmp_path
     assert "| design | setting | % at step 2 | % at step 4 | steps to 60% |" in lines[2]
     assert "| mlp | lr=0.001 ◀ | 20 | 70 | 4 | 70 (4) | cap at 4 (70) | — | 1.23M | 0.73 | AMD EPYC, fp32 |" \
         in lines
-    assert "| mlp | lr=0.01 | 10 | 40 | never | 40 (4) | cap at 4 (40) | — | — | — | AMD EPYC, fp32 |" in lines
+    assert f"| mlp | lr=0.01 | 10 | 40 | never | 40 (4) | cap at 4 (40) | — | — | {shared} | AMD EPYC, fp32 |" \
+        in lines
     assert any(line.startswith("- mlp: lr=0.001 ◀, reaches 60% exact at step 4") for line in lines)
+
+
+def test_a_runs_step_time_is_marked_only_where_other_work_shared_the_machine():
+    from frozenbridge.tools.design_sweep.report import _seconds
+
+    alone = {"step_seconds": 0.7312, "load_average": [2.1, 2.4, 2.5], "threads": 2}
+    assert _seconds(alone) == "0.73"  # 2.33 on 2 threads: within the 0.5 allowed for the run's own load
+    assert _seconds({**alone, "load_average": [2.6, 2.6]}) == "0.73 (shared: load 2.6 on 2 threads)"
+    assert _seconds({"step_seconds": 0.7312}) == "0.73" and _seconds({}) == "—"  # rows made before loads were kept
 
 
 def test_a_designs_paragraph_says_what_it_did_inside_at_its_first_and_last_look():

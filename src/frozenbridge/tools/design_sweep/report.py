@@ -15,6 +15,7 @@ from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
 from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, grid, kept_row
 
 COMMAND = "python -m frozenbridge.tools.design_sweep"
+BUSY = 0.5  # a run's mean load average this far above its own threads: other work shared the machine, and its time
 
 
 def _inside(row: dict) -> str:
@@ -37,7 +38,14 @@ def _size(row: dict) -> str:
 
 
 def _seconds(row: dict) -> str:
-    return "—" if row.get("step_seconds") is None else f"{row['step_seconds']:.2f}"
+    """The run's seconds a step, marked where the machine's load says other work ran beside it (rows made before
+    the load was kept say nothing)."""
+    if row.get("step_seconds") is None:
+        return "—"
+    loads, threads = row.get("load_average") or [], row.get("threads")
+    load = sum(loads) / len(loads) if loads else None
+    shared = load is not None and threads and load > threads + BUSY
+    return f"{row['step_seconds']:.2f}" + (f" (shared: load {load:.1f} on {threads} threads)" if shared else "")
 
 
 def budget_steps(root: Path, cap: int) -> list[int]:
@@ -72,8 +80,9 @@ def sweep_findings(root: Path) -> list[str]:
              "equal steps), " if equal else "")
     lines = [head + f" The views of each curve: {views}the steps to {plan.threshold:g}%, and the best share within "
                     "the cap. Seconds a step are the run's own: its training time over its steps, the curve's "
-                    "evaluations left out (work beside it on the machine slows them; `bench designs` times each design "
-                    "alone).", "",
+                    "evaluations left out; where the machine's mean load average was more than "
+                    f"{BUSY:g} above the run's threads, other work shared it and the time is marked (`bench designs` "
+                    "times each design alone).", "",
              f"| design | setting | {''.join(f'% at step {s} | ' for s in equal)}steps to {plan.threshold:g}% | "
              "best % (step) | stopped (% there) | inside, last look | trained parameters | s a step | "
              "machine, precision |",

@@ -5,12 +5,14 @@ as `shapes_stage1` of that replicate, with the setting's keys over params.yaml),
 rule: every `plan.every` steps it captions the rule's own training pictures (`shapes.train.stage1_until.items`, 60)
 greedily and keeps a point (step, percent exact, loss), and it stops at the plan's cap or as soon as the curve is flat
 (curves.stop_early). Beside the curve it keeps what the design does inside (bridge.inside, at the same steps), its
-step time, its size, and the machine and precision it ran on, so a row can be paired only with an MLP made alike.
+step time with the machine's load average beside it (work other than the run's own shows as load above
+its threads), its size, and the machine and precision it ran on, so a row can be paired only with an MLP made alike.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 import time
 from dataclasses import dataclass
@@ -72,12 +74,14 @@ def run_setting(raw: dict, design: str, setting: Setting, plan: Plan, inputs: In
     curve: list[list] = []
     inside = InsideLog(connector, data.feats, device, every=plan.every)
     clock = {"train": 0.0, "start": time.perf_counter()}
+    loads: list[float] = []  # the machine's 1-minute load average at each curve point: other work shows above threads
 
     def after_step(step: int) -> bool:
         inside(step)
         if step % plan.every:
             return False
         clock["train"] += time.perf_counter() - clock["start"]
+        loads.append(round(os.getloadavg()[0], 2))
         connector.eval()
         with torch.compiler.set_stance("force_eager"):  # decode as evaluation does
             exact = caption_accuracy(vlm, data, t.stage1_until.items, params.shapes.evaluate)
@@ -94,6 +98,7 @@ def run_setting(raw: dict, design: str, setting: Setting, plan: Plan, inputs: In
     return {"design": design, "setting": setting.name, "values": setting.as_dict(), "plan": plan_digest(plan),
             "replicate": replicate, "curve": curve, "stopped": stop_reason(curve, plan) or "cap",
             "steps": len(history), "step_seconds": round(clock["train"] / max(1, len(history)), 4),
+            "load_average": loads, "threads": torch.get_num_threads(),
             "inside": inside.entries, "connector_params": connector.n_params, "image_tokens": connector.n_out,
             "device": str(device), "precision": describe(inputs.bf16), "compiled_layers": compiled,
             "machine": inputs.machine, "language": lm.name}
