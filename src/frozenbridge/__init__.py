@@ -9,5 +9,5 @@
     audit/      a user's own pictures and questions through the same chain, and the checks to run before trusting a
                 score (laid out like a study; chain.py runs it as one command)
     tools/      commands that measure and report; testing/: test builders
-    cli.py      the `frozenbridge` command
+    cli/        the `frozenbridge` command, a module a group of its commands
 """
