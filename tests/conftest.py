@@ -71,7 +71,7 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def family_lms(tmp_path_factory) -> Path:
     """A folder of tiny random-weight language models, one per family of LM_FAMILIES, named by the family."""
-    from frozenbridge.testing.tiny_models import LM_FAMILIES, build_family_lm
+    from frozenbridge.testing.tiny_language import LM_FAMILIES, build_family_lm
 
     root = tmp_path_factory.mktemp("family_lms")
     for family in LM_FAMILIES:

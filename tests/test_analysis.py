@@ -307,7 +307,7 @@ def test_receipts_on_a_tiny_vit_and_a_causal_lm(tiny_models, tmp_path):
 
     from frozenbridge.bridge.receipts import conv_equals_matmul, encoder_first_moves, language_first_moves, patch_conv
     from frozenbridge.core.backbones import load_language, load_vision
-    from frozenbridge.testing.tiny_models import build_vit
+    from frozenbridge.testing.tiny_vision import build_vit
 
     build_vit(tmp_path / "vit")
     enc = load_vision(str(tmp_path / "vit"), "patches", None)

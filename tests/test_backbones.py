@@ -95,7 +95,7 @@ def test_missing_local_directory(tmp_path):
 
 @pytest.fixture(scope="module")
 def vision_families(tmp_path_factory):
-    from frozenbridge.testing.tiny_models import VISION_FAMILIES
+    from frozenbridge.testing.tiny_vision import VISION_FAMILIES
 
     root = tmp_path_factory.mktemp("vision-families")
     for family in ("vit", "dinov2", "dinov2_with_registers"):
@@ -128,7 +128,7 @@ def _not_causal_lm(path, family: str) -> None:
     """A tiny T5 (encoder-decoder) or BERT (bidirectional, though transformers loads it as a causal-LM head)."""
     import transformers
 
-    from frozenbridge.testing.tiny_models import build_tokenizer
+    from frozenbridge.testing.tiny_language import build_tokenizer
 
     vocab = len(build_tokenizer(path))
     torch.manual_seed(0)
@@ -158,7 +158,7 @@ def test_logits_the_training_head_does_not_reproduce_are_refused(tmp_path, monke
     """Gemma2 soft-caps its final logits: a training head without the cap would train on other logits than the
     model's, so the load-time check refuses it (and passes with the cap, as every family test loads it)."""
     from frozenbridge.core.backbones import language
-    from frozenbridge.testing.tiny_models import build_family_lm
+    from frozenbridge.testing.tiny_language import build_family_lm
 
     build_family_lm(tmp_path / "gemma2", "gemma2")
     assert load_language(str(tmp_path / "gemma2")).model.config.final_logit_softcapping == 5.0

@@ -84,7 +84,7 @@ def _quick(name: str, tmp_path, *extra):
 
 
 def test_floor_quick_prints_step_over_floor_for_caption_and_question_steps(tmp_path):
-    from frozenbridge.testing.tiny_models import build_qwen2
+    from frozenbridge.testing.tiny_language import build_qwen2
 
     build_qwen2(tmp_path / "lm")  # a tiny language model: the rows, not the speeds, are what is checked
     proc, saved = _quick("floor", tmp_path, "--no-compile", "--language", str(tmp_path / "lm"))

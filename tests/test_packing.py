@@ -14,7 +14,7 @@ from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import IGNORE, Item, Packed, Tokens, build, unpack
 from frozenbridge.core.backbones import load_language
-from frozenbridge.testing.tiny_models import LM_FAMILIES
+from frozenbridge.testing.tiny_language import LM_FAMILIES
 
 CPU = torch.device("cpu")
 QUESTIONS = (("Question: How many shapes are there? Answer:", "two"),

@@ -20,7 +20,7 @@ from frozenbridge.core import precision
 from frozenbridge.core.precision import (compile_cache, compile_choice, compile_layers, cpp_compiler,
                                         prepare_frozen)
 from frozenbridge.shapes.training.split_data import question_batches
-from frozenbridge.testing.tiny_models import LM_FAMILIES
+from frozenbridge.testing.tiny_language import LM_FAMILIES
 
 CPU = torch.device("cpu")
 LOSS_RTOL = 0.02  # bf16 keeps 8 bits of mantissa: on this batch the loss moves 0.9% from fp32 (stated bound: 2%)

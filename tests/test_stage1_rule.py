@@ -16,7 +16,7 @@ from frozenbridge.core.forecast import forecast_line
 from frozenbridge.shapes.params import EvaluateParams, Params, ShapesParams, Stage1Until, TrainParams, load_params
 from frozenbridge.shapes.training import stage1_rule
 from frozenbridge.shapes.training.run import train
-from frozenbridge.testing.tiny_models import LM_FAMILIES
+from frozenbridge.testing.tiny_language import LM_FAMILIES
 
 CPU = torch.device("cpu")
 RULE = Stage1Until(share=0.5, items=3, every=2, max_steps=7)  # checks after steps 3, 5 and 7

@@ -146,7 +146,7 @@ def test_learning_rate_schedule():
 
 
 def test_questions_after_captions_have_their_own_schedule():
-    from frozenbridge.shapes.params import Stage1Until, TrainParams
+    from frozenbridge.shapes.params import TrainParams
     from frozenbridge.shapes.training.recipes import RECIPES, STAGE1_PHASE
 
     p = TrainParams(stage1_schedule="constant", stage1_warmup=0.0, stage2_schedule="cosine", stage2_warmup=0.2)

@@ -32,7 +32,7 @@ SIZE = 64  # the shapes pictures' side
 def models(tmp_path_factory):
     """Each family's tiny model, a ResNet and a ConvNeXt whose processor makes 32 x 24 pictures (4 x 3 maps), and a
     Swin on such pictures (stages of 8 x 6, 4 x 3, 2 x 2 tokens)."""
-    from frozenbridge.testing.tiny_models import VISION_FAMILIES, build_convnext, build_resnet, build_swin
+    from frozenbridge.testing.tiny_vision import VISION_FAMILIES, build_convnext, build_resnet, build_swin
 
     root = tmp_path_factory.mktemp("vision-models")
     for family in (*FAMILIES, *UNLISTED):

@@ -153,7 +153,7 @@ def qwen_sized(sizes: dict, device: torch.device):
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from frozenbridge.core.backbones.language import LanguageModel
-    from frozenbridge.testing.tiny_models import build_tokenizer
+    from frozenbridge.testing.tiny_language import build_tokenizer
 
     with tempfile.TemporaryDirectory() as tmp:
         tokenizer = build_tokenizer(Path(tmp))

@@ -29,7 +29,7 @@ def build_llama(path: Path, hidden: int = 64) -> None:
     """A tiny random Llama (untied lm_head, so the GGUF carries output.weight) with the tiny tokenizer."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from frozenbridge.testing.tiny_models import build_tokenizer
+    from frozenbridge.testing.tiny_language import build_tokenizer
 
     tokenizer = build_tokenizer(path)
     config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
@@ -143,7 +143,7 @@ def write_gguf(model_dir: Path, out: Path, qtype: str = "F32") -> Path:
 
 def tiny_gguf(root: Path, arch: str = "qwen2", qtype: str = "F32") -> tuple[Path, Path]:
     """(the source model's directory, its GGUF): root/<arch>/ and root/<arch>-<qtype>.gguf."""
-    from frozenbridge.testing.tiny_models import build_qwen2
+    from frozenbridge.testing.tiny_language import build_qwen2
 
     root = Path(root)
     source = root / arch
