@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from frozenbridge.tools.design_sweep.diagnosis import CLOSED, COLLAPSED, FEW_CODES, curve_state, why_short
+from frozenbridge.tools.design_sweep.diagnosis import CLOSED, COLLAPSED, FEW_CODES, LOSS_FALLING, curve_state, why_short
 from frozenbridge.tools.design_sweep.plan import Plan
 
 PLAN = Plan(threshold=60, every=50, cap=400, checks=2, gain=2.0, after=0, rule="fewest_steps_then_best_at_cap",
@@ -27,6 +27,24 @@ def test_the_curve_says_still_rising_or_flat_from_where_its_last_flat_stretch_be
     # a curve flat early, rising, then flat again: the last stretch
     assert curve_state(_curve(0, 0, 0, 20, 40, 41, 40), PLAN) == \
         "flat from step 350 (2 checks added less than 2 points)"
+
+
+
+def test_a_flat_curve_whose_loss_still_fell_says_so():
+    """The flat stop reads the exact share alone: where the loss fell by more than LOSS_FALLING over the flat
+    stretch (the mean of its first two points against its last two), the page says a slow learner may have been cut
+    short."""
+    def losses(*values):
+        return [[50 * (i + 1), 0.0, v] for i, v in enumerate(values)]
+
+    falling = curve_state(losses(5.0, 4.5, 4.0, 4.0, 3.0, 3.0), PLAN)  # flat from step 150: 4.0, 4.0, 3.0, 3.0
+    assert falling == ("flat from step 150 (2 checks added less than 2 points), though its loss still fell 25% over "
+                       "that stretch (4 to 3, the mean of its first and last two points): the flat stop reads the "
+                       "exact share alone and may have cut a slow learner short")
+    assert LOSS_FALLING == 0.1
+    level = curve_state(losses(5.0, 4.5, 4.0, 4.0, 3.7, 3.7), PLAN)  # 7.5%: not said
+    assert level == "flat from step 150 (2 checks added less than 2 points)"
+    assert curve_state(losses(5.0, 4.0, 3.0), PLAN) == "flat from step 150 (2 checks added less than 2 points)"
 
 
 @pytest.mark.parametrize("last, crossed", [(COLLAPSED / 2, True), (COLLAPSED + 0.3, False)])

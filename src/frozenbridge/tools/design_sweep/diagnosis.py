@@ -10,7 +10,11 @@ number from the row beside the line it is judged by; the lines are declared here
 - a codebook that uses less than FEW_CODES of its codes on the training pictures says little about them: many
   pictures share the same few tokens.
 
-A run that reached the threshold has nothing to explain; a design with no such line gives its curve alone.
+A run that reached the threshold has nothing to explain; a design with no such line gives its curve alone. A curve
+that stopped flat says too whether its loss still fell by more than LOSS_FALLING over the flat stretch (the mean of
+its first two points against its last two; a stretch of four points or more): then the flat stop, which reads the
+exact share alone, may have cut a slow learner short. That line was added after the first codebook rows were read;
+it says what the rows show and moves no pick.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from frozenbridge.tools.design_sweep.plan import Plan
 COLLAPSED = 0.2  # query attention spread: below it, a query reads a handful of patches
 CLOSED = 0.05  # |tanh(gate)|: below it for every gate, a block adds next to nothing to the text
 FEW_CODES = 0.1  # share of the codebook's codes the training pictures use
+LOSS_FALLING = 0.1  # a fall of the loss, as a share of where the flat stretch began, that says it still learned
 
 
 def curve_state(curve: list, plan: Plan) -> str:
@@ -32,8 +37,21 @@ def curve_state(curve: list, plan: Plan) -> str:
     start = len(points) - 1  # the first point of the trailing stretch over which the curve stays flat
     while start > 0 and is_flat(points[:start], plan.checks, plan.gain):
         start -= 1
-    start = points[start][0]
-    return f"flat from step {start} ({plan.checks} checks added less than {plan.gain:g} points)"
+    flat = f"flat from step {points[start][0]} ({plan.checks} checks added less than {plan.gain:g} points)"
+    return flat + _loss_still_falling(points[start:])
+
+
+def _loss_still_falling(stretch: list) -> str:
+    """", though its loss still fell 21% over that stretch (...)" where it did by more than LOSS_FALLING; else ""."""
+    if len(stretch) < 4:
+        return ""
+    began, ended = (sum(p[2] for p in pair) / 2 for pair in (stretch[:2], stretch[-2:]))
+    fell = (began - ended) / began if began > 0 else 0.0
+    if fell <= LOSS_FALLING:
+        return ""
+    return (f", though its loss still fell {fell:.0%} over that stretch ({began:.3g} to {ended:.3g}, the mean of its "
+            "first and last two points): the flat stop reads the exact share alone and may have cut a slow learner "
+            "short")
 
 
 def inside_reading(looks: list[dict]) -> str:
