@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from frozenbridge.tools.design_sweep.diagnosis import CLOSED, COLLAPSED, FEW_CODES, LOSS_FALLING, curve_state, why_short
+from frozenbridge.tools.design_sweep.diagnosis import (CLOSED, COLLAPSED, FEW_CODES, LOSS_FALLING, curve_state,
+                                                       loss_still_falling, why_short)
 from frozenbridge.tools.design_sweep.plan import Plan
 
 PLAN = Plan(threshold=60, every=50, cap=400, checks=2, gain=2.0, after=0, rule="fewest_steps_then_best_at_cap",
@@ -37,15 +38,16 @@ def test_a_flat_curve_whose_loss_still_fell_says_so():
     def losses(*values):
         return [[50 * (i + 1), 0.0, v] for i, v in enumerate(values)]
 
-    falling = curve_state(losses(5.0, 4.5, 4.0, 4.0, 3.0, 3.0), PLAN)  # flat from step 150: 4.0, 4.0, 3.0, 3.0
-    assert falling == ("flat from step 150 (2 checks added less than 2 points), though its loss still fell 25% over "
-                       "that stretch (4 to 3, the mean of its first and last two points): the flat stop reads the "
-                       "exact share alone and may have cut a slow learner short")
+    falling = losses(5.0, 4.5, 4.0, 4.0, 3.0, 3.0)  # flat from step 150: 4.0, 4.0, 3.0, 3.0
+    assert loss_still_falling(falling, PLAN) == (
+        "Its loss still fell 25% over the flat stretch (4 to 3, means of its first and last two points): the flat "
+        "stop reads the exact share alone, so it may have cut a slow learner short.")
+    assert why_short({"curve": falling, "inside": []}, PLAN) == (
+        "never 60%: flat from step 150 (2 checks added less than 2 points). " + loss_still_falling(falling, PLAN))
     assert LOSS_FALLING == 0.1
-    level = curve_state(losses(5.0, 4.5, 4.0, 4.0, 3.7, 3.7), PLAN)  # 7.5%: not said
-    assert level == "flat from step 150 (2 checks added less than 2 points)"
-    assert curve_state(losses(5.0, 4.0, 3.0), PLAN) == "flat from step 150 (2 checks added less than 2 points)"
-
+    assert loss_still_falling(losses(5.0, 4.5, 4.0, 4.0, 3.7, 3.7), PLAN) == ""  # 7.5%: not said
+    assert loss_still_falling(losses(5.0, 4.0, 3.0), PLAN) == ""  # a stretch of one point
+    assert curve_state(falling, PLAN) == "flat from step 150 (2 checks added less than 2 points)"
 
 @pytest.mark.parametrize("last, crossed", [(COLLAPSED / 2, True), (COLLAPSED + 0.3, False)])
 def test_a_resampler_whose_queries_end_below_the_line_has_collapsed(last, crossed):

@@ -34,24 +34,33 @@ def curve_state(curve: list, plan: Plan) -> str:
     last = points[-1][0]
     if still_learning(points, plan.checks, plan.gain):
         return f"still rising at step {last}"
-    start = len(points) - 1  # the first point of the trailing stretch over which the curve stays flat
+    return f"flat from step {points[flat_start(points, plan)][0]} ({plan.checks} checks added less than " \
+           f"{plan.gain:g} points)"
+
+
+def flat_start(points: list, plan: Plan) -> int:
+    """The index of the first point of the trailing stretch over which the curve stays flat."""
+    start = len(points) - 1
     while start > 0 and is_flat(points[:start], plan.checks, plan.gain):
         start -= 1
-    flat = f"flat from step {points[start][0]} ({plan.checks} checks added less than {plan.gain:g} points)"
-    return flat + _loss_still_falling(points[start:])
+    return start
 
 
-def _loss_still_falling(stretch: list) -> str:
-    """", though its loss still fell 21% over that stretch (...)" where it did by more than LOSS_FALLING; else ""."""
+def loss_still_falling(curve: list, plan: Plan) -> str:
+    """A sentence where a curve that stopped flat still had its loss falling by more than LOSS_FALLING over its flat
+    stretch (four points or more); else ""."""
+    points = within(curve, plan.cap)
+    if not points or still_learning(points, plan.checks, plan.gain):
+        return ""
+    stretch = points[flat_start(points, plan):]
     if len(stretch) < 4:
         return ""
     began, ended = (sum(p[2] for p in pair) / 2 for pair in (stretch[:2], stretch[-2:]))
     fell = (began - ended) / began if began > 0 else 0.0
     if fell <= LOSS_FALLING:
         return ""
-    return (f", though its loss still fell {fell:.0%} over that stretch ({began:.3g} to {ended:.3g}, the mean of its "
-            "first and last two points): the flat stop reads the exact share alone and may have cut a slow learner "
-            "short")
+    return (f"Its loss still fell {fell:.0%} over the flat stretch ({began:.3g} to {ended:.3g}, means of its first and "
+            "last two points): the flat stop reads the exact share alone, so it may have cut a slow learner short.")
 
 
 def inside_reading(looks: list[dict]) -> str:
@@ -84,5 +93,6 @@ def why_short(row: dict, plan: Plan) -> str:
     if steps_to(within(row["curve"], plan.cap), plan.threshold) is not None:
         return ""
     inside = inside_reading(row.get("inside") or [])
+    falling = loss_still_falling(row["curve"], plan)
     return (f"never {plan.threshold:g}%: {curve_state(row['curve'], plan)}" + (f"; {inside}" if inside else "")
-            + ".")
+            + "." + (f" {falling}" if falling else ""))

@@ -79,10 +79,9 @@ def sweep_findings(root: Path) -> list[str]:
     views = (f"the exact share at the default run's stage-1 budget ({' and '.join(f'step {s}' for s in equal)}: "
              "equal steps), " if equal else "")
     lines = [head + f" The views of each curve: {views}the steps to {plan.threshold:g}%, and the best share within "
-                    "the cap. Seconds a step are the run's own: its training time over its steps, the curve's "
-                    "evaluations left out; where the machine's mean load average was more than "
-                    f"{BUSY:g} above the run's threads, other work shared it and the time is marked (`bench designs` "
-                    "times each design alone).", "",
+                    "the cap. Seconds a step are the run's own training time over its steps, without the curve's "
+                    f"evaluations. A time is marked where the machine's mean load was more than {BUSY:g} above the "
+                    "run's threads: other work shared the machine. `bench designs` times each design alone.", "",
              f"| design | setting | {''.join(f'% at step {s} | ' for s in equal)}steps to {plan.threshold:g}% | "
              "best % (step) | stopped (% there) | inside, last look | trained parameters | s a step | "
              "machine, precision |",
