@@ -67,8 +67,9 @@ def sweep_findings(root: Path) -> list[str]:
     plan = load_plan(plan_file)
     out = root / DEFAULT_PATH.parent
     picked = json.loads((out / PICKED).read_text()) if (out / PICKED).is_file() else {"picked": {}}
-    rows = [(d, s, kept_row(out, d, s, plan)) for d in plan.designs for s in grid(plan, out, d)]
-    added = {(d, s.name) for d in plan.designs for s in grid(plan, out, d)[len(plan.grid(d)):]}
+    grids = {d: grid(plan, out, d) for d in plan.designs}  # each grown past its edges once
+    rows = [(d, s, kept_row(out, d, s, plan)) for d, settings in grids.items() for s in settings]
+    added = {(d, s.name) for d, settings in grids.items() for s in settings[len(plan.grid(d)):]}
     done = [(d, s, r) for d, s, r in rows if r is not None]
     head = (f"**The sweep** (`{COMMAND}`, plan `{DEFAULT_PATH}`: rule {plan.rule}, threshold {plan.threshold:g}%, "
             f"cap {plan.cap} steps, a pick at its grid's edge followed past it up to {plan.extend} times "
