@@ -115,3 +115,7 @@ def test_the_process_benchmarks_write_the_one_row_format():
     assert all(set(r) == {"measure", "a", "a_value", "b", "b_value", "ratio"} for r in rows)
     assert rows[0]["ratio"] == 0.5 / 0.4 and rows[1]["ratio"] is None
     assert rows[-1]["a_value"] == 4.0 and rows[-1]["b_value"] == 4.0 / 0.5
+    levers = startup.lever_rows({"model": {"cast": 3.0, "straight": 1.5}, "features": {"before": 0.8, "plain": 0.2},
+                                 "rows": 1500})
+    assert [r["ratio"] for r in levers] == [2.0, 4.0]  # what stages did before, over the lever
+    assert "1,500 pictures" in levers[1]["measure"]

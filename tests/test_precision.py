@@ -51,6 +51,22 @@ def test_bf16_and_fp32_give_the_same_loss_on_a_fixed_batch():
     assert grad16.dtype == torch.float32  # the connector stays fp32
 
 
+def test_the_embedded_model_loads_straight_into_bf16_with_the_weights_a_cast_gives():
+    """A stage in bf16 loads the embedded SmolLM2 in bf16 (no fp32 copy first): the same weights, bit for bit, as
+    loading it in fp32 and casting, which is what the committed runs did."""
+    cast = prepare_frozen(load_language("smollm2-135m").model, CPU, bf16=True).state_dict()
+    straight = load_language("smollm2-135m", dtype=torch.bfloat16).model.state_dict()
+    assert straight.keys() == cast.keys()
+    assert all(straight[k].dtype == cast[k].dtype == torch.bfloat16 and torch.equal(straight[k], cast[k])
+               for k in cast)
+
+
+def test_a_model_of_a_directory_loads_in_fp32_whatever_the_run_asks(tiny_models):
+    """Any other model is checked in fp32 first (check_causal_lm) and cast by prepare_frozen afterwards."""
+    lm = load_language(str(tiny_models["qwen2"]), dtype=torch.bfloat16)
+    assert {p.dtype for p in lm.model.parameters()} == {torch.float32}
+
+
 def test_compiled_layers_give_the_eager_loss_and_gradient(tiny_models, compiles):
     """train.compile: each decoder layer compiled by inductor computes what the eager layers do."""
     eager = load_language(str(tiny_models["qwen2"]))

@@ -13,12 +13,17 @@ shapes study's cached training features read), on the qa recipe's first `--steps
   cache), and the process from start to last step.
 - a stage's start-up: the seconds before its first step, split into Python with its imports, the frozen language
   model loaded and cast, and the features read; beside them a step, to say how many steps a start-up costs.
+- the start-up's levers, each beside what stages did before it, each side in a fresh process three times in turn
+  (median): the embedded language model loaded straight into bf16 against loading it in fp32 and casting; the
+  training features written plainly encoded and read with one copy, against Parquet's default dictionary encoding
+  read through combine_chunks and a second copy.
 Rows are written in the one row format (bench/rows.py); `python -m frozenbridge.tools.report` puts them in the results
 page.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import tempfile
@@ -35,7 +40,10 @@ DEFAULT_OUT = Path("bench/levers-cpu-2core.json")
 
 
 def child(mode: str, steps: int) -> dict:
-    """One measurement process: eager or compiled (the cache is whatever $TORCHINDUCTOR_CACHE_DIR holds)."""
+    """One measurement process: eager or compiled (the cache is whatever $TORCHINDUCTOR_CACHE_DIR holds), or the
+    start-up's levers."""
+    if mode in LEVERS:
+        return lever_child(mode)
     imported = time.perf_counter()
     import torch
 
@@ -72,6 +80,79 @@ def child(mode: str, steps: int) -> dict:
             "process": time.perf_counter() - T0, "device": str(device)}
 
 
+LEVERS = {"model:cast": ("model", "cast"), "model:straight": ("model", "straight"),
+          "features:before": ("features", "before"), "features:plain": ("features", "plain")}
+FEATURE_COPIES = "FROZENBRIDGE_BENCH_FEATURE_COPIES"  # the folder of the two copies of the training features
+
+
+def lever_child(side: str) -> dict:
+    """One side of a start-up lever, timed in a fresh process as a stage meets it (torch and transformers imported
+    first, outside the time)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from frozenbridge.core.backbones.language import smollm2_dir
+    from frozenbridge.core.feature_cache import load_feature_tensor
+
+    path, _ = smollm2_dir()
+    copies = Path(os.environ.get(FEATURE_COPIES, "."))
+    start = time.perf_counter()
+    if side == "model:cast":  # what stages did before
+        AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True).to(torch.bfloat16)
+    elif side == "model:straight":
+        AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16, local_files_only=True)
+    elif side == "features:before":  # Parquet's default dictionary encoding, combine_chunks and a second copy
+        feats = pq.read_table(copies / "dictionary.parquet").column("features").combine_chunks().to_numpy_ndarray()
+        torch.from_numpy(np.array(feats, copy=True))
+    else:
+        load_feature_tensor(copies / "plain.parquet")
+    return {"seconds": time.perf_counter() - start}
+
+
+def feature_copies(folder: Path) -> int:
+    """The shapes study's training features written twice into `folder`, as stages wrote them before (dictionary.parquet)
+    and as they write them now (plain.parquet), a row group as the original's; how many pictures."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from frozenbridge.shapes.paths import FEATURES
+
+    source = pq.ParquetFile(FEATURES / "train.parquet")
+    table, size = source.read(), source.metadata.row_group(0).num_rows
+    for name, options in (("dictionary", {}), ("plain", {"use_dictionary": ["id"]})):
+        with pq.ParquetWriter(folder / f"{name}.parquet", table.schema, **options) as writer:
+            for batch in table.to_batches(max_chunksize=size):
+                writer.write_table(pa.Table.from_batches([batch], table.schema))
+    return table.num_rows
+
+
+def measure_levers(rounds: int = 3) -> dict:
+    """Each side of each lever in a process of its own, the sides in turn `rounds` times (so the page cache and the
+    machine's noise fall on both alike); the median of each."""
+    with tempfile.TemporaryDirectory(prefix="features-") as tmp:
+        pictures = feature_copies(Path(tmp))
+        times: dict[str, list[float]] = {side: [] for side in LEVERS}
+        for _ in range(rounds):
+            for side in LEVERS:
+                times[side].append(run_child(NAME, side, 4, env={FEATURE_COPIES: tmp})["seconds"])
+    out: dict = {"model": {}, "features": {}, "rows": pictures}
+    for side, (part, name) in LEVERS.items():
+        out[part][name] = statistics.median(times[side])
+    return out
+
+
+def lever_rows(levers: dict) -> list[dict]:
+    model, features = levers["model"], levers["features"]
+    return [
+        row("start-up lever: the embedded language model loaded straight into bf16", "s", model["straight"],
+            "fp32 then cast s", model["cast"]),
+        row(f"start-up lever: training features ({levers['rows']:,} pictures) plain, one copy", "s",
+            features["plain"], "dictionary, two copies s", features["before"]),
+    ]
+
+
 def measure(mode: str, steps: int, cache: Path) -> dict:
     wall = time.perf_counter()
     result = run_child(NAME, mode, steps, env={"TORCHINDUCTOR_CACHE_DIR": str(cache)})
@@ -106,7 +187,7 @@ def rows_from(eager: dict, cold: dict, warm: dict) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> None:
     args = process_bench_args(NAME, __doc__, 40, "question steps each process trains", DEFAULT_OUT,
-                              ["eager", "compiled"], child, argv)
+                              ["eager", "compiled", *LEVERS], child, argv)
     import torch
 
     with tempfile.TemporaryDirectory(prefix="inductor-") as cache:
@@ -114,8 +195,9 @@ def main(argv: list[str] | None = None) -> None:
             eager = measure("eager", args.steps, Path(cache))
             cold = measure("compiled", args.steps, Path(cache))
             warm = measure("compiled", args.steps, Path(cache))
+            levers = measure_levers()
         except subprocess.CalledProcessError as err:
             raise SystemExit(f"a measurement process ({' '.join(err.cmd[4:])}) failed: {last_error(err)}") from None
     info = machine_info(torch.device(eager["device"]), f"{args.steps} question steps a process",
                         f"python -m frozenbridge.bench {NAME}")
-    save_rows(args.out, rows_from(eager, cold, warm), info)
+    save_rows(args.out, rows_from(eager, cold, warm) + lever_rows(levers), info)

@@ -98,7 +98,8 @@ def load_run(directory: Path, device: torch.device | None = None, bf16: bool | N
     if lm is None:
         device = device or pick_device("auto")
         bf16 = use_bf16("auto", device) if bf16 is None else bf16
-        lm = load_language(config["language"]["name"], key=f"{directory / CONFIG}: language.name")
+        lm = load_language(config["language"]["name"], key=f"{directory / CONFIG}: language.name",
+                           dtype=torch.bfloat16 if bf16 else torch.float32)
         prepare_frozen(lm.model, device, bf16)
     elif lm.name != config["language"]["name"]:
         raise FrozenbridgeError(f"{directory}: trained with language model {config['language']['name']!r}, "

@@ -50,7 +50,11 @@ def write_features(path: Path, batches: Iterator[tuple[np.ndarray, torch.Tensor,
     schema = pa.schema([("id", pa.int32()), ("features", _feature_type(dtype, meta["tokens"], meta["width"])),
                         *extra])
     schema = schema.with_metadata({META_KEY: json.dumps({**meta, "dtype": dtype}, sort_keys=True).encode()})
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema) as writer, \
+    # The features column plainly encoded: Parquet's default dictionary never fills up on 16-bit values (there are
+    # only 65,536), so every value would be stored as a dictionary index, and reading the shapes study's training
+    # features took 0.72 s against 0.17 s plain, in every stage that trains (bench: startup).
+    plain = [name for name in schema.names if name != "features"]
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema, use_dictionary=plain) as writer, \
             tqdm(total=total, desc=desc, unit=unit) as bar:
         for ids, feats, columns in batches:
             column = pa.FixedShapeTensorArray.from_numpy_ndarray(np.ascontiguousarray(_to_numpy(feats, dtype)))
@@ -111,10 +115,13 @@ def load_feature_tensor(path: str | Path, stage: str = "") -> tuple[np.ndarray, 
     meta = read_metadata(path, stage)
     try:
         table = pq.read_table(path)
-        feats = table.column("features").combine_chunks().to_numpy_ndarray()
+        column = table.column("features")
+        # one copy, row group by row group, into an array torch may own (Arrow's buffers are read-only)
+        feats = (np.concatenate([chunk.to_numpy_ndarray() for chunk in column.chunks]) if column.num_chunks
+                 else np.array(column.combine_chunks().to_numpy_ndarray(), copy=True))
     except (OSError, pa.ArrowInvalid, KeyError) as err:
         raise FrozenbridgeError(f"{path}: unreadable feature file ({err}); {_rerun(stage)}") from None
-    tensor = torch.from_numpy(np.array(feats, copy=True))  # Arrow's buffer is read-only; torch wants its own
+    tensor = torch.from_numpy(feats)
     if meta["dtype"] == "bfloat16":
         tensor = tensor.view(torch.int16).view(torch.bfloat16)
     expected = (meta["tokens"], meta["width"])

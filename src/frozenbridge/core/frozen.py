@@ -17,7 +17,7 @@ def frozen_language(name: str, device: torch.device, precision: str = "auto") ->
     """(the language model called `name`, frozen and moved to `device`; whether it runs in bf16), `precision` being
     a params value (auto, bf16, fp32)."""
     bf16, why = bf16_choice(precision, device)
-    lm = load_language(name)
+    lm = load_language(name, dtype=torch.bfloat16 if bf16 else torch.float32)
     prepare_frozen(lm.model, device, bf16)
     log.info("device %s, %s for the frozen language model (%s)", device, describe(bf16), why)
     return lm, bf16

@@ -21,13 +21,12 @@ A multinomial logistic regression, fitted full-batch by L-BFGS from zeros in flo
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import torch
 
 from frozenbridge.audit.data.folder import normalize_answer
 from frozenbridge.audit.evaluation.checks import hit, most_frequent, percent
+from frozenbridge.core.linear_probe import fit_linear_probe
 
 STD_FLOOR = 1e-6  # a feature constant over the training pictures is centered, not blown up
 
@@ -62,26 +61,6 @@ def input_sentence(feats: torch.Tensor, grid: tuple[int, int] | None) -> str:
                 f"{5 * width:,} numbers a picture")
     where = f"{grid[0]} x {grid[1]} grid (too thin for quadrants)" if grid else f"{tokens} vectors (no grid)"
     return f"the mean of the frozen encoder's {where}, {width:,} numbers a picture"
-
-
-def fit_linear_probe(x: np.ndarray, y: np.ndarray, classes: int, l2: float,
-                     iterations: int) -> Callable[[np.ndarray], np.ndarray]:
-    """A multinomial logistic regression from x (examples, features) to class indices y: weights and bias from
-    zeros, cross-entropy + l2 * ||W||^2, full-batch L-BFGS in float64. Returns predict(x) -> class indices."""
-    xt, yt = torch.from_numpy(x).double(), torch.from_numpy(y).long()
-    w = torch.zeros(x.shape[1], classes, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros(classes, dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], max_iter=iterations, line_search_fn="strong_wolfe")
-
-    def closure() -> torch.Tensor:
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(xt @ w + b, yt) + l2 * (w ** 2).sum()
-        loss.backward()
-        return loss
-
-    opt.step(closure)
-    w, b = w.detach(), b.detach()
-    return lambda z: (torch.from_numpy(z).double() @ w + b).argmax(1).numpy()
 
 
 def open_reason(train_answers: list[str], test_answers: list[str], max_classes: int) -> str | None:

@@ -22,6 +22,7 @@ import torch
 
 from frozenbridge.bridge.design import Design
 from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.linear_probe import fit_linear_probe
 from frozenbridge.shapes.data.vocab import COLORS, KINDS
 from frozenbridge.shapes.summary.replicates import summary
 from frozenbridge.shapes.training.split_data import load_split
@@ -75,25 +76,6 @@ def chance_levels(tests: dict[str, list[list[dict]]]) -> dict:
     return {target: {test: chance(scenes, target) for test, scenes in tests.items()} for target in TARGETS}
 
 
-def fit_probe(x: np.ndarray, y: np.ndarray, classes: int, l2: float = 1e-3, iters: int = 200):
-    """A multinomial logistic regression on standardized inputs; returns predict(x) -> class indices."""
-    mean, std = x.mean(0), x.std(0) + 1e-6
-    xt = torch.from_numpy((x - mean) / std).double()
-    yt = torch.from_numpy(y)
-    w = torch.zeros(x.shape[1], classes, dtype=torch.float64, requires_grad=True)
-    b = torch.zeros(classes, dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.LBFGS([w, b], max_iter=iters, line_search_fn="strong_wolfe")
-
-    def closure():
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(xt @ w + b, yt) + l2 * (w ** 2).sum()
-        loss.backward()
-        return loss
-    opt.step(closure)
-    w, b = w.detach(), b.detach()
-    return lambda z: (torch.from_numpy((z - mean) / std).double() @ w + b).argmax(1).numpy()
-
-
 def accuracy(predict, x: np.ndarray, y: np.ndarray) -> float:
     return round(100.0 * float((predict(x) == y).mean()), 2) if len(y) else 0.0
 
@@ -102,7 +84,8 @@ def probe_place(train: tuple[np.ndarray, list], tests: dict[str, tuple[np.ndarra
     """{target: {test: accuracy %}} for probes trained on `train` = (vectors, scenes)."""
     out: dict = {}
     for target, names in TARGETS.items():
-        predict = fit_probe(train[0], labels(train[1], target), len(names))
+        predict = fit_linear_probe(train[0], labels(train[1], target), len(names), l2=1e-3, iterations=200,
+                                   standardize=True)
         out[target] = {test: accuracy(predict, x, labels(scenes, target)) for test, (x, scenes) in tests.items()}
     return out
 
