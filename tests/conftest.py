@@ -28,17 +28,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 FIRST = "test_pipeline.py"  # the module that reads the tiny project's first repro (tests/tiny_project.py)
-AFTER_BUILD = ("test_pipeline_queue.py", "test_pipeline_experiments.py")  # experiments on that build
-AT = 2 / 3  # where among the other files the experiments go: about when the build is done
+# experiments on that build, the longest first: whichever worker is free takes the next, so the last is the shortest
+AFTER_BUILD = ("test_pipeline_connectors.py", "test_pipeline_experiments.py", "test_pipeline_queue.py")
+AT = 0.85  # where among the other files the experiments go: just after the build is done (see below)
 
 
 def pytest_collection_modifyitems(items):
     """The order the workers take whole files in (--dist loadfile). The tiny project's first repro is built once a
     session, by the first module that asks, while any other waits on its lock: tests/test_pipeline.py comes first, so
-    one worker builds it while the other runs the other files beside it. The two modules of experiments on the build
-    come two thirds of the way through the other files, about when the build is done (the build and the other files
-    take about as long on one worker each): later, the last worker would run them alone after everything else; much
-    earlier, it would wait for the build."""
+    one worker builds it while the other runs the other files beside it. The modules of experiments on the build come
+    most of the way through the other files, where the other worker gets to them just after the build is done (the
+    build takes a little less than the other files on one worker): earlier, it would sit waiting for the build; at the
+    very end, the last worker would run the longest of them alone after everything else."""
     files = list(dict.fromkeys(item.path.name for item in items))
     others = [f for f in files if f != FIRST and f not in AFTER_BUILD]
     cut = round(AT * len(others))

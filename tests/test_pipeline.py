@@ -6,7 +6,7 @@ named as a GGUF file (the tiny Qwen2 written as one: every study reads it throug
 only changed stages rerun (a training knob reruns neither shapes_data nor shapes_encode; a vision knob reruns
 shapes_encode but not shapes_data; a report change reruns nothing), that `dvc plots show` writes a page with no
 external script, and that every package file a stage loaded while it ran is among its deps. Experiments on the same
-build: tests/test_pipeline_queue.py and tests/test_pipeline_experiments.py.
+build: tests/test_pipeline_connectors.py, tests/test_pipeline_experiments.py and tests/test_pipeline_queue.py.
 """
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ repo, on a tiny profile (tiny local backbones, a handful of pictures, a few step
 
 Its first `dvc repro` is built once a session (`built_project`) and copied into each module that uses it, so the
 modules run on either pytest-xdist worker at the cost of one build: tests/test_pipeline.py reads what the build
-wrote and reruns parts of it; tests/test_pipeline_queue.py and tests/test_pipeline_experiments.py run experiments
-on it.
+wrote and reruns parts of it; tests/test_pipeline_connectors.py, test_pipeline_experiments.py and
+test_pipeline_queue.py run experiments on it.
 """
 
 from __future__ import annotations
