@@ -9,16 +9,14 @@ seconds a stage where a stage's own work can take less. ruamel.yaml (DVC's YAML 
 ruamel.yaml.clib is installed; since ruamel.yaml 0.19 that is an extra no longer pulled in, so pyproject names it.
 Rows: a plain read (what DVC's status and stage loading do) with the C parser against pure Python; the round-trip
 read and rewrite DVC does after each stage (pure Python in both cases: ruamel has no C round-trip reader), beside
-the plain read. Each value is the median of `--rounds` reads in this process.
+the plain read. Each value is the median of `--rounds` reads in this process, after one read to warm up.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import statistics
 import sys
-import time
 from pathlib import Path
 
 from frozenbridge.bench.rows import row, save_rows
@@ -26,17 +24,10 @@ from frozenbridge.bench.rows import row, save_rows
 DEFAULT_OUT = Path("bench/lockfile-cpu-2core.json")
 
 
-def median_seconds(work, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def measure(text: str, rounds: int) -> list[dict]:
     from ruamel.yaml import YAML
+
+    from frozenbridge.core.measure import timed
 
     def plain(pure: bool):
         return lambda: YAML(typ="safe", pure=pure).load(text)
@@ -46,9 +37,9 @@ def measure(text: str, rounds: int) -> list[dict]:
         yaml.default_flow_style = False
         yaml.dump(yaml.load(text), io.StringIO())
 
-    c_read = median_seconds(plain(False), rounds)
-    pure_read = median_seconds(plain(True), rounds)
-    rewrite = median_seconds(round_trip, rounds)
+    c_read = timed(plain(False), rounds)
+    pure_read = timed(plain(True), rounds)
+    rewrite = timed(round_trip, rounds)
     size = f"dvc.lock, {len(text.encode()) / 1000:.0f} KB"
     return [row(f"{size}: a plain read", "C parser s", c_read, "pure Python s", pure_read),
             row(f"{size}: read and rewritten after a stage (round trip)", "plain read s, C parser", c_read,
