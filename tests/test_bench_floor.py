@@ -140,3 +140,24 @@ def test_a_step_given_its_products_is_timed_against_them_without_being_recorded(
     rows, seconds, used = floor.measure_against_floor("step", lambda: a @ b @ b, reps=1, calls=calls)
     assert used is calls and seconds > 0 and rows[0]["measure"] == "step: step / floor"
     assert rows[1]["a_value"] == pytest.approx(2 * 8 ** 3 / 1e9)  # one recorded product's GFLOP, not the step's two
+
+
+def test_cpu_time_rows_tell_a_waiting_step_from_a_busy_one():
+    """The threads-busy row is CPU seconds over wall seconds x threads: near nothing for a step that sleeps, far
+    more for one that computes; the kernel's share is the kernel's seconds over the CPU seconds."""
+    import time
+
+    from frozenbridge.bench.floor import cpu_time_rows
+
+    a = torch.randn(256, 256)
+
+    def busy():
+        for _ in range(40):
+            a @ a
+    waiting = cpu_time_rows("sleep", lambda: time.sleep(0.05), reps=3)
+    working = cpu_time_rows("matmul", busy, reps=3)
+    assert [r["measure"] for r in working] == ["  matmul: the kernel's share of its CPU time", "  matmul: its threads busy"]
+    for share, busy_row in (waiting, working):
+        assert busy_row["ratio"] == pytest.approx(busy_row["a_value"] / busy_row["b_value"])
+        assert share["ratio"] is None or share["ratio"] == pytest.approx(share["a_value"] / share["b_value"])
+    assert waiting[1]["ratio"] < 0.2 < working[1]["ratio"]

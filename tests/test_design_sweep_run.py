@@ -153,3 +153,21 @@ def test_a_designs_paragraph_says_what_it_did_inside_at_its_first_and_last_look(
                                       "600 gates' tanh 0.12, 0.5.")
     queries = {"inside": [{"step": 0, "query_entropy": [1.0, 0.9, 0.5], "on_patches": 0.8}]}
     assert "queries' attention spread 0.90 (median; 0.50–1.00), 80% of it on the patches" in inside_sentence(queries)
+
+
+def test_a_pick_names_the_machine_of_its_own_row_and_every_machine_of_the_grid(tmp_path):
+    """Sittings on other machines may add rows to one grid: the pick keeps the chosen row's machine and lists them
+    all, so the page never calls a mixed grid one machine's."""
+    out = tmp_path / "sweep"
+    (tmp_path / "plan.yaml").write_text(PLAN)
+    plan = load_plan(tmp_path / "plan.yaml")
+    for setting, share, cpu in zip(plan.grid("mlp"), (40, 70), ("AMD EPYC", "Intel(R) Xeon(R) Processor")):
+        (out / "mlp").mkdir(parents=True, exist_ok=True)
+        (out / "mlp" / f"{setting.name}.json").write_text(json.dumps({
+            "design": "mlp", "setting": setting.name, "values": setting.as_dict(), "plan": plan_digest(plan),
+            "curve": [[2, share, 0.5], [4, share, 0.3]], "stopped": "cap", "steps": 4, "machine": {"cpu_model": cpu},
+            "precision": "bf16 weights + autocast", "device": "cpu"}))
+    chosen = write_picks(plan, out)["picked"]["mlp"]
+    assert chosen["setting"] == "lr=0.01"  # 70% at step 2: the second row, made on the Intel machine
+    assert chosen["machine"] == {"cpu_model": "Intel(R) Xeon(R) Processor"}
+    assert chosen["machines"] == ["AMD EPYC", "Intel(R) Xeon(R) Processor"]

@@ -11,16 +11,19 @@ timed in turns with its step in the same process (step, floor, step, floor ...),
 any machine whatever its speed, and drift moves both alike. Steps, all on the embedded backbones with stand-in
 pictures through the real encoder, at the run's own sizes (16 pictures a caption batch, 5 pictures with 16 packed
 questions a question batch):
-- the stage-1 caption step of the MLP connector, eager (as stage 1 runs it);
-- the packed question step of the MLP connector, eager, and with compiled decoder layers (as the question stages
-  run it on a CPU with a C++ compiler: shapes.train.compile auto);
+- the stage-1 caption step and the packed question step of the MLP connector, eager, and with compiled decoder
+  layers (as the shapes study and the audit run them on a CPU with a C++ compiler: train.compile auto);
 - a caption step and a question step of each connector design of the comparison (tools.connectors' settings), eager;
-- the one-token study's caption step (a pooled vector, its MLP, `onetoken.prefix_tokens` tokens after the prompt).
-Then, for the caption step and the compiled question step, torch.profiler's self time by operator.
+- the one-token study's caption step (a pooled vector, its MLP, `onetoken.prefix_tokens` tokens after the prompt),
+  eager as that study runs it, and with compiled layers (a lever it does not use yet).
+Then torch.profiler's self time by operator: the caption step eager and compiled, the question step compiled; and
+on a CPU, for the compiled steps, the kernel's share of their CPU time (the allocator's page faults) and how busy
+the threads are.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import torch
@@ -146,6 +149,28 @@ def operator_rows(name: str, step, seconds: float, top: int = 10) -> list[dict]:
     return rows
 
 
+def cpu_time_rows(name: str, step, reps: int) -> list[dict]:
+    """Where a step's CPU time goes by kind, from the process's own accounting over `reps` steps: the kernel's share
+    (page faults of freshly allocated buffers, the allocator returning memory: a faster allocator can save at most
+    this), and how busy the machine's threads are (CPU seconds over wall seconds x threads: the rest is time a
+    thread waits, as in the single-threaded stretches between parallel kernels). Unix only."""
+    try:
+        import resource
+    except ImportError:  # Windows: no getrusage
+        return []
+    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    for _ in range(reps):
+        step()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    cpu, threads = user + system, torch.get_num_threads()
+    return [row(f"  {name}: the kernel's share of its CPU time", "kernel s a step", system / reps,
+                "CPU s a step", cpu / reps, ratio=system / cpu if cpu else None, fraction=True),
+            row(f"  {name}: its threads busy", "CPU s a step", cpu / reps, f"wall s x {threads} threads",
+                wall * threads / reps, ratio=cpu / (wall * threads), fraction=True)]
+
+
 def one_token_step(lm, device, bf16, batch: int):
     """The one-token study's training step at params.yaml's settings: `batch` pooled vectors (random, the embedded
     encoder's 1,280 numbers) through its MLP to `prefix_tokens` tokens after the prompt, then a caption."""
@@ -187,26 +212,36 @@ def run(args) -> tuple[list[dict], dict]:
                           "GFLOP/s"))
 
     mlp = design_vlm(lm, device, bf16, shape, {})
-    caption_name = f"caption step, MLP, {sizes.captions} pictures, eager"
-    got, caption_seconds, _ = measure_against_floor(caption_name, stepper(mlp, captions, feats), sizes.reps)
+    caption_name = f"caption step, MLP, {sizes.captions} pictures"
+    got, caption_seconds, caption_calls = measure_against_floor(f"{caption_name}, eager",
+                                                                stepper(mlp, captions, feats), sizes.reps)
     rows += got
     question_name = f"question step, MLP, {sizes.questions} questions on {sizes.question_pictures} pictures"
     got, _, question_calls = measure_against_floor(f"{question_name}, eager", stepper(mlp, questions, feats),
                                                    sizes.reps)
+    rows += got
+    one_token = one_token_step(lm, device, bf16, sizes.captions)
+    got, _, one_token_calls = measure_against_floor("one-token caption step, eager", one_token, sizes.reps)
     rows += got
     compiled_ops = []
     if not args.no_compile:
         twin = frozen_copy(lm, device, bf16)
         compile_layers(twin.model)
         compiled = design_vlm(twin, device, bf16, shape, {})
-        step = stepper(compiled, questions, feats)
-        step()  # compiles (or loads from inductor's cache)
-        got, compiled_seconds, _ = measure_against_floor(f"{question_name}, compiled layers", step, sizes.reps,
-                                                         calls=question_calls)
-        rows += got
-        compiled_ops = operator_rows("question step, compiled", step, compiled_seconds)
-    rows += measure_against_floor("one-token caption step, eager", one_token_step(lm, device, bf16, sizes.captions),
-                                  sizes.reps)[0]
+        for name, step, calls, profile in (
+                (f"{caption_name}, compiled layers", stepper(compiled, captions, feats), caption_calls,
+                 "caption step, compiled"),
+                (f"{question_name}, compiled layers", stepper(compiled, questions, feats), question_calls,
+                 "question step, compiled"),
+                ("one-token caption step, compiled layers", one_token_step(twin, device, bf16, sizes.captions),
+                 one_token_calls, None)):
+            step()  # compiles (or loads from inductor's cache)
+            timed, seconds, _ = measure_against_floor(name, step, sizes.reps, calls=calls)
+            rows += timed
+            if profile:
+                compiled_ops += operator_rows(profile, step, seconds)
+                if device.type == "cpu":
+                    compiled_ops += cpu_time_rows(profile, step, sizes.reps)
     for setting, values in ({} if args.quick else EQUAL_SETTINGS).items():
         vlm = design_vlm(lm, device, bf16, shape, values)
         for phase, items in (("caption", captions), ("question", questions)):
@@ -220,7 +255,7 @@ def run(args) -> tuple[list[dict], dict]:
 def main(argv: list[str] | None = None) -> None:
     ap = parser("floor", __doc__, "bench/floor-cpu-2core.json")
     ap.add_argument("--quick", action="store_true", help="small batches, one repeat, no designs (the tests run it)")
-    ap.add_argument("--no-compile", action="store_true", help="leave out the compiled question step")
+    ap.add_argument("--no-compile", action="store_true", help="leave out the compiled steps")
     ap.add_argument("--precision", default="auto", choices=["auto", "bf16", "fp32"], help="as shapes.train.precision")
     args = ap.parse_args(argv)
     run_and_save("floor", args, run, "quick" if args.quick else "full")

@@ -24,6 +24,7 @@ from frozenbridge.shapes.report import connectors_figure
 from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, OWN_BEST, compared, connectors_findings,
                                                   connectors_table, figure, figure_line, view_title)
 from frozenbridge.tools.headline_tables import STUDY_LABELS, backbone_table, headline_table
+from frozenbridge.tools.run_floor import run_floor
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
 from frozenbridge.tools.where_it_runs import stage_replicate, timed_replicates, where_it_runs
@@ -61,7 +62,7 @@ def _cpu(m: dict) -> str:
     return f" ({m['cpu_model']}, bf16 through {m['bf16_path']})" if "cpu_model" in m else ""
 
 
-def repro_time(saved: dict) -> list[str]:
+def repro_time(saved: dict, root: Path | None = None) -> list[str]:
     """`python -m frozenbridge.tools.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
     m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
     steps = saved["training_steps_seconds"]
@@ -76,7 +77,22 @@ def repro_time(saved: dict) -> list[str]:
             f"{_minutes(c.get('summaries and figures', 0.0))}{_other_studies(c, total)}. Evaluation and the "
             f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
             "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.tools.repro_timing` "
-            "prints it first).", ""]
+            f"prints it first).{_at_floor(saved, root)}", ""]
+
+
+def _at_floor(saved: dict, root: Path | None) -> str:
+    """The run's shapes training against its floor on the same CPU (tools.run_floor), where both were measured."""
+    found = run_floor(saved, root / "bench") if root is not None else None
+    if found is None or "shapes" not in found["studies"]:
+        return ""
+    s = found["studies"]["shapes"]
+    left = f" Left out: {', '.join(found['left_out'])} (no floor at their sizes)." if found["left_out"] else ""
+    return (f" At its floor (`python -m frozenbridge.tools.run_floor`): the shapes study's {len(s['stages'])} stage-1 "
+            f"and question-recipe stages spent {_minutes(s['steps_seconds'])} inside their training steps; those "
+            f"steps' matrix products alone, at the floor `bench floor` timed on the same CPU (bench/"
+            f"{found['floor_file']}), come to {_minutes(s['floor_seconds'])}, "
+            f"{s['steps_seconds'] / s['floor_seconds']:.2f}× less. No cut of the step's overhead goes below that; "
+            f"a shorter run needs fewer or smaller steps, or a faster machine.{left}")
 
 
 def command_one_time(saved: dict, replicates: int) -> list[str]:
@@ -130,13 +146,13 @@ SPEED_ROWS = ("question step", "train step, batch 16, 49 image tokens: matmul", 
               "train step, batch 16, compiled layers: matmul")
 
 
-FLOOR_BENCH = "floor-cpu-2core.json"  # each step against its matrix products alone (python -m frozenbridge.bench floor)
+FLOOR_BENCHES = "floor-*.json"  # each step against its matrix products alone, a file a machine (bench floor --out)
 
 
 def speed_table(root: Path) -> list[str]:
     """The README's speed rows: the training step's levers from bench/cpu-2core.json, each a ratio measured in one
-    run, and the MLP's steps against their floor from bench/floor-cpu-2core.json (the operator breakdown and the
-    rest stay in the results page)."""
+    run, and the MLP's steps against their floor from each machine's bench/floor-*.json (the operator breakdown and
+    the rest stay in the results page)."""
     lines = []
     saved = read_json_if_present(root / "bench" / SPEED_BENCH)
     if saved is not None:
@@ -145,8 +161,8 @@ def speed_table(root: Path) -> list[str]:
         lines += ["", f"Where a training step's time goes (`{command(m, 'steps')}`, {m['device']}, "
                   f"{m['date']}; every row of it in [docs/results.md](docs/results.md#benchmarks)):", "",
                   "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(saved, rows)[4:]]
-    floor = read_json_if_present(root / "bench" / FLOOR_BENCH)
-    if floor is not None:
+    for path in sorted((root / "bench").glob(FLOOR_BENCHES)):
+        floor = json.loads(path.read_text())
         rows = [r for r in floor["rows"] if r["measure"].endswith("step / floor") and ", MLP," in r["measure"]]
         m = floor["machine"]
         lines += ["", f"Each step against its floor, the same step's matrix products alone (`{command(m, 'floor')}`, "
@@ -176,7 +192,7 @@ def render_results(root: Path) -> str:
             parts += [f"### {view_title(view)}", "", *table, figure_line(view), ""]
         parts += ["What it found, design by design: [connectors](connectors.md#what-the-comparison-found).", ""]
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
-        parts += ["## Time", "", *repro_time(repro)]
+        parts += ["## Time", "", *repro_time(repro, root)]
     if sweep:
         parts += ["## Stage-1 convergence", "", *sweep]
     for title, study in (("The digits study", digits.digits_results(metrics)),

@@ -27,6 +27,9 @@ from pathlib import Path
 
 import torch
 
+from frozenbridge.core.errors import FrozenbridgeError
+from frozenbridge.core.stage import run_cli
+
 STAGE = re.compile(r"Running stage '([^']+)'")
 STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")
 
@@ -87,14 +90,30 @@ def category(stage: str) -> str:
             "evaluate": "evaluation"}.get(job if study == "shapes" else "", "summaries and figures")
 
 
-def run_repro(args: list[str]) -> tuple[float, dict[str, float], dict[str, float]]:
-    """Run `dvc repro`, echoing its output; returns total seconds, seconds per stage, training-loop seconds per
-    stage (from the stages' own logs)."""
+class StageLog:
+    """What `dvc repro`'s output says, line by line: each stage's start (`at` seconds), and the training steps and
+    their seconds each stage's own log reports ("<run>: N steps in S s")."""
+
+    def __init__(self):
+        self.marks: list[tuple[str, float]] = []
+        self.steps: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+
+    def read(self, text: str, at: float = 0.0) -> None:
+        if m := STAGE.search(text):
+            self.marks.append((m.group(1), at))
+        elif (m := STEPS.search(text)) and self.marks:
+            stage = self.marks[-1][0]
+            self.steps[stage] = self.steps.get(stage, 0.0) + float(m.group(3))
+            self.counts[stage] = self.counts.get(stage, 0) + int(m.group(2))
+
+
+def run_repro(args: list[str]) -> tuple[float, dict[str, float], StageLog]:
+    """Run `dvc repro`, echoing its output; returns total seconds, seconds per stage, and what the log said."""
     proc = subprocess.Popen([sys.executable, "-m", "dvc", "repro", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, bufsize=0)
     start = time.perf_counter()
-    marks: list[tuple[str, float]] = []
-    steps: dict[str, float] = {}
+    log = StageLog()
     buffer = b""
     while chunk := proc.stdout.read(4096):
         sys.stdout.buffer.write(chunk)
@@ -102,16 +121,19 @@ def run_repro(args: list[str]) -> tuple[float, dict[str, float], dict[str, float
         buffer += chunk
         *lines, buffer = re.split(rb"[\r\n]", buffer)
         for line in lines:
-            text = line.decode(errors="replace")
-            if m := STAGE.search(text):
-                marks.append((m.group(1), time.perf_counter() - start))
-            elif (m := STEPS.search(text)) and marks:
-                steps[marks[-1][0]] = steps.get(marks[-1][0], 0.0) + float(m.group(3))
+            log.read(line.decode(errors="replace"), time.perf_counter() - start)
     if proc.wait() != 0:
         raise SystemExit(f"dvc repro failed (exit {proc.returncode}); no timing written")
     total = time.perf_counter() - start
-    ends = [t for _, t in marks[1:]] + [total]
-    return total, {name: round(end - t, 1) for (name, t), end in zip(marks, ends)}, steps
+    ends = [t for _, t in log.marks[1:]] + [total]
+    return total, {name: round(end - t, 1) for (name, t), end in zip(log.marks, ends)}, log
+
+
+def step_fields(log: StageLog) -> dict:
+    """The timing's fields read from the stages' own logs."""
+    return {"training_steps_seconds": round(sum(log.steps.values()), 1),
+            "training_steps_by_stage": {k: round(v, 1) for k, v in log.steps.items()},
+            "training_step_counts": log.counts}  # with bench/floor-*.json: the run at its floor (tools.run_floor)
 
 
 def main() -> None:
@@ -122,11 +144,30 @@ def main() -> None:
                     help="where the timing is written, for the results page (default bench/repro.json)")
     ap.add_argument("--step-after", action="store_true",
                     help="only measure the benchmark step and record it as the after-run step of --json")
+    ap.add_argument("--steps-from", type=Path, default=None, metavar="LOG",
+                    help="only add each stage's training steps, read from this command's saved output LOG, to --json "
+                         "(a timing made before it kept them)")
     ap.add_argument("--step", action="store_true",
                     help="only measure this machine's benchmark step and print it (what .ci/run reports)")
     args = ap.parse_args()
     if args.step:
         print(f"benchmark step (batch 16, 49 image tokens, {pick_device_type()}): {benchmark_step():.3f} s")
+        return
+    if args.steps_from is not None:
+        if not args.json.is_file():
+            raise FrozenbridgeError(f"{args.json}: no timed run to add the step counts to; run without --steps-from")
+        if not args.steps_from.is_file():
+            raise FrozenbridgeError(f"{args.steps_from}: no such log (the output of this command's timed run)")
+        log = StageLog()
+        for line in re.split(r"[\r\n]", args.steps_from.read_text(errors="replace")):
+            log.read(line)
+        saved = json.loads(args.json.read_text())
+        if round(sum(log.steps.values()), 1) != saved["training_steps_seconds"]:
+            raise FrozenbridgeError(f"{args.steps_from}: its training steps ({sum(log.steps.values()):.1f} s) are not "
+                                    f"those of {args.json} ({saved['training_steps_seconds']} s): another run's log")
+        saved.update(step_fields(log))
+        args.json.write_text(json.dumps(saved, indent=2) + "\n")
+        print(f"{sum(log.counts.values())} training steps in {len(log.counts)} stages, added to {args.json}")
         return
     if args.step_after:
         if not args.json.is_file():
@@ -138,20 +179,19 @@ def main() -> None:
         return
     step = benchmark_step()
     print(f"benchmark step (batch 16, 49 image tokens): {step:.3f} s", flush=True)
-    total, stages, steps = run_repro(["--force"] if args.force else [])
+    total, stages, log = run_repro(["--force"] if args.force else [])
     after = benchmark_step()
     by_category: dict[str, float] = {}
     for name, seconds in stages.items():
         by_category[category(name)] = by_category.get(category(name), 0.0) + seconds
-    training_steps = sum(steps.values())
+    training_steps = sum(log.steps.values())
     out = {"machine": {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "cpu_model": cpu_model(),
                        "bf16_path": bf16_path(), "torch": torch.__version__,
                        "device": pick_device_type(), "date": time.strftime("%Y-%m-%d")},
            "benchmark_step_seconds": round(step, 3), "benchmark_step_after_seconds": round(after, 3),
            "total_seconds": round(total, 1), "stages": stages,
            "categories": {k: round(v, 1) for k, v in by_category.items()},
-           "training_steps_seconds": round(training_steps, 1),
-           "stage_count": len(stages)}
+           **step_fields(log), "stage_count": len(stages)}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=2) + "\n")
     rest = (total - training_steps - by_category.get("data", 0.0)
@@ -162,4 +202,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main)

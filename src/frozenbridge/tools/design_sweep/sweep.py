@@ -5,7 +5,8 @@ Rows live in `<out>/<design>/<setting>.json`, written whole or not at all (core.
 loses that run only, and the next call starts at the first setting with no row made under the same plan (a row of
 another plan digest is run again). A design's grid is the plan's, then the settings extend.py adds past the edges of
 its pick once every setting before them has a row. Picks go to `<out>/picked.json`, for the designs whose grid is
-complete, with the machine and precision of their rows; the figure to `<out>/curves.png`.
+complete, with the machine and precision of the chosen row and every machine the grid's rows ran on; the figure to
+`<out>/curves.png`.
 """
 
 from __future__ import annotations
@@ -74,12 +75,21 @@ def picks(plan: Plan, out: Path, rule: str | None = None) -> dict:
         if any(r is None for r in rows):
             waiting[design] = sum(r is None for r in rows)
             continue
-        chosen[design] = {**pick(rows, plan, design, rule, grid=settings), "machine": rows[0].get("machine"),
-                          "precision": rows[0].get("precision"), "device": rows[0].get("device"),
-                          "extended": [s.name for s in settings[len(plan.grid(design)):]]}
+        chosen[design] = pick(rows, plan, design, rule, grid=settings)
+        own = next(r for r in rows if r["setting"] == chosen[design]["setting"])
+        chosen[design].update(machine=own.get("machine"), precision=own.get("precision"), device=own.get("device"),
+                              machines=_machines(rows), extended=[s.name for s in settings[len(plan.grid(design)):]])
         if chosen[design]["at_edge"]:
             chosen[design]["edge"] += _extension_note(len(chosen[design]["extended"]), plan.extend)
     return {"plan": plan_digest(plan), "rule": plan.rule, "picked": chosen, "runs_missing": waiting}
+
+
+def _machines(rows: list[dict]) -> list[str]:
+    """The CPUs (or devices) the grid's rows ran on, each once: more than one where sittings on other machines made
+    them (their curves then differ by each machine's rounding as well as by setting)."""
+    found = [(r.get("machine") or {}).get("cpu_model") or (r.get("machine") or {}).get("device") or r.get("device")
+             for r in rows]
+    return sorted({str(m) for m in found if m})
 
 
 def _extension_note(added: int, rounds: int) -> str:
