@@ -46,9 +46,11 @@ def _commit(root, **files: str) -> None:
 
 
 def test_a_setting_is_kept_for_the_pipeline_and_values_it_ran_with(tmp_path):
-    """Commits that leave dvc.lock and params.yaml alone (docs, results) keep a setting; a new lock does not."""
+    """Commits that leave the shapes study's lock entries and params alone (docs, results, another study) keep a
+    setting; a new shapes entry in the lock, or a new shared param, does not."""
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="seed: 0\n")
+    _commit(tmp_path, dvc_lock="stages: {shapes_data: {cmd: a}, onetoken_train: {cmd: b}}\n",
+            params_yaml="seed: 0\nonetoken: {steps: 200}\n")
     key, values = pipeline(tmp_path), SETTINGS["resampler-16"]
     for r in (0, 1):
         (tmp_path / f"kept/replicates/{r}").mkdir(parents=True)
@@ -58,8 +60,14 @@ def test_a_setting_is_kept_for_the_pipeline_and_values_it_ran_with(tmp_path):
     assert not kept(tmp_path / "kept", key, values, [0, 1, 2])  # a replicate not yet run
     assert not kept(tmp_path / "kept", key, SETTINGS["resampler-49"], [0, 1])
     assert not kept(tmp_path / "none", key, values, [0])
-    _commit(tmp_path, dvc_lock="stages: {a: 1}\n")
+    _commit(tmp_path, dvc_lock="stages: {shapes_data: {cmd: a}, onetoken_train: {cmd: c}}\n",
+            params_yaml="seed: 0\nonetoken: {steps: 300}\n")
+    assert pipeline(tmp_path) == key  # only the one-token study changed: its stage and its params
+    _commit(tmp_path, dvc_lock="stages: {shapes_data: {cmd: d}, onetoken_train: {cmd: c}}\n")
     assert pipeline(tmp_path) != key and not kept(tmp_path / "kept", pipeline(tmp_path), values, [0, 1])
+    moved = pipeline(tmp_path)
+    _commit(tmp_path, params_yaml="seed: 1\nonetoken: {steps: 300}\n")
+    assert pipeline(tmp_path) != moved  # a param every study shares
 
 
 def test_it_refuses_a_workspace_with_uncommitted_changes(tmp_path):

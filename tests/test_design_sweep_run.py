@@ -158,9 +158,12 @@ def test_a_designs_paragraph_says_what_it_did_inside_at_its_first_and_last_look(
 def test_a_pick_names_the_machine_of_its_own_row_and_every_machine_of_the_grid(tmp_path):
     """Sittings on other machines may add rows to one grid: the pick keeps the chosen row's machine and lists them
     all, so the page never calls a mixed grid one machine's."""
-    out = tmp_path / "sweep"
-    (tmp_path / "plan.yaml").write_text(PLAN)
-    plan = load_plan(tmp_path / "plan.yaml")
+    from frozenbridge.tools.design_sweep.report import sweep_findings
+
+    out = tmp_path / "results/connectors/sweep"
+    out.mkdir(parents=True)
+    (out / "plan.yaml").write_text(PLAN)
+    plan = load_plan(out / "plan.yaml")
     for setting, share, cpu in zip(plan.grid("mlp"), (40, 70), ("AMD EPYC", "Intel(R) Xeon(R) Processor")):
         (out / "mlp").mkdir(parents=True, exist_ok=True)
         (out / "mlp" / f"{setting.name}.json").write_text(json.dumps({
@@ -171,3 +174,7 @@ def test_a_pick_names_the_machine_of_its_own_row_and_every_machine_of_the_grid(t
     assert chosen["setting"] == "lr=0.01"  # 70% at step 2: the second row, made on the Intel machine
     assert chosen["machine"] == {"cpu_model": "Intel(R) Xeon(R) Processor"}
     assert chosen["machines"] == ["AMD EPYC", "Intel(R) Xeon(R) Processor"]
+    line = next(x for x in sweep_findings(tmp_path) if x.startswith("- mlp: "))
+    assert line.endswith("Its grid ran on 2 machines (AMD EPYC, Intel(R) Xeon(R) Processor; the pick's own row on "
+                         "Intel(R) Xeon(R) Processor): its curves differ by each machine's rounding as well as by "
+                         "setting.")

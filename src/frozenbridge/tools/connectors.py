@@ -15,8 +15,9 @@ after), and the workspace goes back to the commit's own outputs (`git checkout`,
 is stopped (Ctrl-C, SIGTERM). So a sitting that stops mid-setting loses only the replicate it was on; the next call
 starts at the first one missing. The setting's own folder merges its replicates.
 
-A setting is kept for the default pipeline it ran beside: a hash of the commit's dvc.lock and params.yaml. While they
-stay the same (commits of docs, tools or results/) a kept setting is not run again; `--force` runs it anyway. The
+A setting is kept for the default pipeline it ran beside: a hash of the commit's dvc.lock and params.yaml as far as
+the shapes study goes (its stages' entries; params less the other studies' sections). While they stay the same
+(commits of docs, tools, results/ or another study) a kept setting is not run again; `--force` runs it anyway. The
 workspace must be clean and the default run up to date with the code (`dvc status`): the experiment rewrites
 params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing (a fresh clone with no DVC cache) are
 no change: the experiment makes what it needs. An experiment whose pictures or features are not the default run's
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import subprocess
 import sys
 import tempfile
@@ -62,10 +64,21 @@ def command(values: dict[str, object], extra: tuple[str, ...] = ()) -> list[str]
     return ["dvc", "exp", "run", *(arg for s in sets for arg in ("-S", s)), *TARGETS]
 
 
+OTHER_STUDIES = ("digits", "retrieval", "onetoken", "audit")  # params sections whose stages a comparison never runs
+
+
 def pipeline(root: Path) -> str:
-    """The default pipeline of HEAD, as one hash of its dvc.lock and params.yaml: what a kept setting ran beside."""
-    return hashlib.sha256("".join(git(root, "show", f"HEAD:{name}") for name in ("dvc.lock", "params.yaml"))
-                          .encode()).hexdigest()[:16]
+    """The default pipeline of HEAD as far as a comparison uses it, one hash: dvc.lock's shapes stages (each with its
+    command, dependencies and their hashes, params and outputs) and params.yaml less the other studies' sections.
+    A commit that changes only another study (its code, params or outputs) keeps a setting; one that changes the
+    shapes study's code, the shared code its stages depend on (core, bridge) or its outputs does not."""
+    from frozenbridge.core.config import read_yaml
+
+    lock = read_yaml(git(root, "show", "HEAD:dvc.lock")) or {}
+    params = read_yaml(git(root, "show", "HEAD:params.yaml")) or {}
+    shapes = {name: entry for name, entry in (lock.get("stages") or {}).items() if name.startswith("shapes_")}
+    rest = {key: value for key, value in params.items() if key not in OTHER_STUDIES}
+    return hashlib.sha256(json.dumps([shapes, rest], sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def replicates_of(root: Path) -> list[int]:

@@ -48,6 +48,17 @@ def _seconds(row: dict) -> str:
     return f"{row['step_seconds']:.2f}" + (f" (shared: load {load:.1f} on {threads} threads)" if shared else "")
 
 
+def _machines_note(choice: dict) -> str:
+    """Where a design's rows came from sittings on several machines: its curves then differ by each machine's bf16
+    rounding as well as by setting (picks made before picked.json listed machines say nothing)."""
+    machines = choice.get("machines") or []
+    if len(machines) < 2:
+        return ""
+    own = (choice.get("machine") or {}).get("cpu_model") or (choice.get("machine") or {}).get("device")
+    return (f" Its grid ran on {len(machines)} machines ({', '.join(machines)}; the pick's own row on {own}): its "
+            "curves differ by each machine's rounding as well as by setting.")
+
+
 def budget_steps(root: Path, cap: int) -> list[int]:
     """The default run's stage-1 budget in params.yaml, its fewest steps and its most (stage1_steps and
     stage1_until.max_steps; the fewest alone where stage1_until.share is 0), those within the cap: where the equal-steps
@@ -102,7 +113,7 @@ def sweep_findings(root: Path) -> list[str]:
     lines.append("")
     for design, choice in picked["picked"].items():
         lines.append(f"- {design}: {choice['setting']} ◀, {choice['reason']}." + (f" {choice['edge']}." if choice[
-            "edge"] else ""))
+            "edge"] else "") + _machines_note(choice))
     short = [(design, setting.name, why) for design, setting, row in done if (why := why_short(row, plan))]
     if short:
         lines += ["", "What the logs say of each setting that fell short (the curve, and what the design did inside; "
