@@ -142,22 +142,27 @@ def test_a_step_given_its_products_is_timed_against_them_without_being_recorded(
     assert rows[1]["a_value"] == pytest.approx(2 * 8 ** 3 / 1e9)  # one recorded product's GFLOP, not the step's two
 
 
-def test_cpu_time_rows_tell_a_waiting_step_from_a_busy_one():
-    """The threads-busy row is CPU seconds over wall seconds x threads: near nothing for a step that sleeps, far
-    more for one that computes; the kernel's share is the kernel's seconds over the CPU seconds."""
-    import time
+def test_the_kernels_share_is_the_kernels_cpu_seconds_over_all_and_grows_with_page_faults():
+    """A step that writes fresh pages (each first touch a page fault, served by the kernel) shows a larger kernel
+    share than one that only multiplies in place."""
+    import mmap
 
-    from frozenbridge.bench.floor import cpu_time_rows
+    from frozenbridge.bench.floor import kernel_share_rows
 
     a = torch.randn(256, 256)
 
-    def busy():
+    def multiply():
         for _ in range(40):
             a @ a
-    waiting = cpu_time_rows("sleep", lambda: time.sleep(0.05), reps=3)
-    working = cpu_time_rows("matmul", busy, reps=3)
-    assert [r["measure"] for r in working] == ["  matmul: the kernel's share of its CPU time", "  matmul: its threads busy"]
-    for share, busy_row in (waiting, working):
-        assert busy_row["ratio"] == pytest.approx(busy_row["a_value"] / busy_row["b_value"])
-        assert share["ratio"] is None or share["ratio"] == pytest.approx(share["a_value"] / share["b_value"])
-    assert waiting[1]["ratio"] < 0.2 < working[1]["ratio"]
+
+    def fault():
+        for _ in range(20):
+            m = mmap.mmap(-1, 16 << 20)  # fresh anonymous memory: every page's first write faults
+            for offset in range(0, len(m), 4096):
+                m[offset] = 1
+            m.close()
+    (busy,), (faulting,) = kernel_share_rows("mm", multiply, reps=3), kernel_share_rows("faults", fault, reps=3)
+    assert busy["measure"] == "  mm: the kernel's share of its CPU time"
+    for r in (busy, faulting):
+        assert r["ratio"] == pytest.approx(r["a_value"] / r["b_value"])
+    assert faulting["ratio"] > 0.2 > busy["ratio"]

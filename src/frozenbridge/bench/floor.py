@@ -17,13 +17,11 @@ questions a question batch):
 - the one-token study's caption step (a pooled vector, its MLP, `onetoken.prefix_tokens` tokens after the prompt),
   eager as that study runs it, and with compiled layers (a lever it does not use yet).
 Then torch.profiler's self time by operator: the caption step eager and compiled, the question step compiled; and
-on a CPU, for the compiled steps, the kernel's share of their CPU time (the allocator's page faults) and how busy
-the threads are.
+on a CPU, for the compiled steps, the kernel's share of their CPU time (the allocator's page faults).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import torch
@@ -149,26 +147,23 @@ def operator_rows(name: str, step, seconds: float, top: int = 10) -> list[dict]:
     return rows
 
 
-def cpu_time_rows(name: str, step, reps: int) -> list[dict]:
-    """Where a step's CPU time goes by kind, from the process's own accounting over `reps` steps: the kernel's share
-    (page faults of freshly allocated buffers, the allocator returning memory: a faster allocator can save at most
-    this), and how busy the machine's threads are (CPU seconds over wall seconds x threads: the rest is time a
-    thread waits, as in the single-threaded stretches between parallel kernels). Unix only."""
+def kernel_share_rows(name: str, step, reps: int) -> list[dict]:
+    """The kernel's share of a step's CPU time, from the process's own accounting over `reps` steps: page faults of
+    freshly allocated buffers and the allocator handing memory back show there, so it is the most a faster allocator
+    could save. (How busy the threads are cannot be read the same way: a waiting OpenMP thread spins, and spinning
+    counts as CPU time.) Unix only."""
     try:
         import resource
     except ImportError:  # Windows: no getrusage
         return []
-    before, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_SELF)
     for _ in range(reps):
         step()
-    wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
     user, system = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
-    cpu, threads = user + system, torch.get_num_threads()
+    cpu = user + system
     return [row(f"  {name}: the kernel's share of its CPU time", "kernel s a step", system / reps,
-                "CPU s a step", cpu / reps, ratio=system / cpu if cpu else None, fraction=True),
-            row(f"  {name}: its threads busy", "CPU s a step", cpu / reps, f"wall s x {threads} threads",
-                wall * threads / reps, ratio=cpu / (wall * threads), fraction=True)]
+                "CPU s a step", cpu / reps, ratio=system / cpu if cpu else None, fraction=True)]
 
 
 def one_token_step(lm, device, bf16, batch: int):
@@ -241,7 +236,7 @@ def run(args) -> tuple[list[dict], dict]:
             if profile:
                 compiled_ops += operator_rows(profile, step, seconds)
                 if device.type == "cpu":
-                    compiled_ops += cpu_time_rows(profile, step, sizes.reps)
+                    compiled_ops += kernel_share_rows(profile, step, sizes.reps)
     for setting, values in ({} if args.quick else EQUAL_SETTINGS).items():
         vlm = design_vlm(lm, device, bf16, shape, values)
         for phase, items in (("caption", captions), ("question", questions)):

@@ -7,13 +7,15 @@ Each lever is timed alternately with the current step (base, lever, base, lever 
 moves both alike) and kept as a row whether it helps or not: base seconds, lever seconds, and base / lever (above 1:
 the lever is faster). Beside each, what it changes in the numbers: the loss and the connector's gradient on the
 same batch against the current step's (a lever that only reorders bf16 rounding moves them by about 1e-3 of their
-size; one that changes the arithmetic moves them more). The levers, none of which the pipeline uses yet:
+size; one that changes the arithmetic moves them more). The levers; the pipeline took one of them, the caption
+step's compiled layers (train.compile auto compiles every shapes and audit training step on a CPU with a C++
+compiler), and none of the others:
 - target cross-entropy: the output layer and the loss at the scored positions in one autograd function, the
   gradient towards the hidden state computed in the forward in chunks of rows (no fp32 copy of the logits kept, no
   log-softmax backward): the same arithmetic as today's, ordered otherwise;
 - bf16 residual stream: the frozen model run in bf16 without autocast (its inputs cast once, not before each linear);
 - SDPA attention: the frozen model's attention through torch's fused kernel instead of the eager matmul path;
-- compiled layers for the caption step (stage 1 runs eager today; the question stages compile them);
+- compiled layers for the caption step, timed against the eager step;
 - the whole loss compiled (decoder, output layer and loss in one torch.compile graph, shapes dynamic);
 - fused and foreach AdamW against the single-tensor loop (the optimizer step alone);
 - batch 32 against 16 (seconds a picture: more rows a matmul);
