@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import torch
 
 from frozenbridge.bridge.saved_run import load_run
 from frozenbridge.core.atomic import atomic_path, write_json
@@ -125,8 +126,11 @@ def quick_look(params: Params, size: Size, out: Path) -> dict:
     vlm = load_run(model, device, bf16, lm).model
     test = load_split("test", pictures, features, params.vision)
     rows = [test.caption_item(i) for i in range(len(test.captions))]
-    said = run_generation(vlm, rows, test.feats, params.shapes.evaluate, params.shapes.evaluate.caption_tokens,
-                          "captions")
+    # Training compiled the layers of `lm`; decoding through them with a KV cache recompiles each layer's cache guard
+    # until dynamo gives up with a page of warnings. Decode eager, as the evaluation stage and the stop rule do.
+    with torch.compiler.set_stance("force_eager"):
+        said = run_generation(vlm, rows, test.feats, params.shapes.evaluate, params.shapes.evaluate.caption_tokens,
+                              "captions")
     right = [exact_match(s, r.target) for s, r in zip(said, rows)]
     png = pq.read_table(pictures / "test.parquet", columns=["png"]).column("png")[0].as_py()
     draw(png, rows[0].target, said[0], right[0], out / "look.png")
