@@ -23,94 +23,17 @@ from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.shapes.report import connectors_figure
 from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, OWN_BEST, compared, connectors_findings,
                                                   connectors_table, figure, figure_line, view_title)
-from frozenbridge.tools.headline_tables import STUDY_LABELS, backbone_table, headline_table
-from frozenbridge.tools.run_floor import run_floor
+from frozenbridge.tools.headline_tables import backbone_table, headline_table
+from frozenbridge.tools.repro_report import command_one_time, cpu_label, repro_time
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
-from frozenbridge.tools.where_it_runs import stage_replicate, timed_replicates, where_it_runs
+from frozenbridge.tools.where_it_runs import where_it_runs
 
 START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<!-- headline:end -->"
 FINDINGS_START = "<!-- findings:start (python -m frozenbridge.tools.report) -->"
 FINDINGS_END = "<!-- findings:end -->"
 RESULTS, CONNECTORS = Path("docs/results.md"), Path("docs/connectors.md")
 AUDIT, AUDIT_NUMBERS, AUDIT_FIGURE = Path("docs/audit.md"), Path("metrics/audit/audit.json"), "../plots/audit/audit.png"
-OTHER_STUDIES = ("digits", "retrieval", "onetoken", "audit")  # timed apart from the shapes study
-
-
-def _minutes(seconds: float) -> str:
-    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
-
-
-def _step_times(saved: dict) -> str:
-    before, after = saved["benchmark_step_seconds"], saved.get("benchmark_step_after_seconds")
-    if after is None:
-        return f"{before:.2f} s"
-    return f"{before:.2f} s before the run and {after:.2f} s after it"
-
-
-def _other_studies(categories: dict, total: float) -> str:
-    others = {name: categories[f"{name} study"] for name in OTHER_STUDIES if f"{name} study" in categories}
-    if not others:
-        return ""
-    listed = ", ".join(f"the {STUDY_LABELS.get(name, name)} study {_minutes(seconds)}"
-                       for name, seconds in others.items())
-    return f"; {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
-
-
-def _cpu(m: dict) -> str:
-    """The CPU that made the numbers, where the timing recorded it: kernels differ between CPUs, and so do draws."""
-    return f" ({m['cpu_model']}, bf16 through {m['bf16_path']})" if "cpu_model" in m else ""
-
-
-def repro_time(saved: dict, root: Path | None = None) -> list[str]:
-    """`python -m frozenbridge.tools.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
-    m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
-    steps = saved["training_steps_seconds"]
-    rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
-    return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` of every stage took "
-            f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{_cpu(m)} (torch {m['torch']}) whose "
-            "benchmark "
-            f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
-            f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
-            f"{_minutes(c.get('training', 0.0))}, of which {_minutes(steps)} inside training steps; evaluation "
-            f"{_minutes(c.get('evaluation', 0.0))}; summaries and figures "
-            f"{_minutes(c.get('summaries and figures', 0.0))}{_other_studies(c, total)}. Evaluation and the "
-            f"{saved['stage_count']} stage start-ups together: {_minutes(rest)}, {rest / total:.0%} of the run. "
-            "On another machine, scale by the ratio of benchmark steps (`python -m frozenbridge.tools.repro_timing` "
-            f"prints it first).{_at_floor(saved, root)}", ""]
-
-
-def _at_floor(saved: dict, root: Path | None) -> str:
-    """The run's shapes training against its floor on the same CPU (tools.run_floor), where both were measured."""
-    found = run_floor(saved, root / "bench") if root is not None else None
-    if found is None or "shapes" not in found["studies"]:
-        return ""
-    s = found["studies"]["shapes"]
-    left = f" Left out: {', '.join(found['left_out'])} (no floor at their sizes)." if found["left_out"] else ""
-    return (f" At its floor (`python -m frozenbridge.tools.run_floor`): the shapes study's {len(s['stages'])} stage-1 "
-            f"and question-recipe stages spent {_minutes(s['steps_seconds'])} inside their training steps; those "
-            f"steps' matrix products alone, at the floor `bench floor` timed on the same CPU (bench/"
-            f"{found['floor_file']}), come to {_minutes(s['floor_seconds'])}, "
-            f"{s['steps_seconds'] / s['floor_seconds']:.2f}× less. No cut of the step's overhead goes below that; "
-            f"a shorter run needs fewer or smaller steps, or a faster machine.{left}")
-
-
-def command_one_time(saved: dict, replicates: int) -> list[str]:
-    """The README's line on how long command one took (bench/repro.json) and what two replicates would have taken:
-    the same run's shared stages and those of replicates 0 and 1 (stage names end in their replicate)."""
-    total, m = saved["total_seconds"], saved["machine"]
-    reps = timed_replicates(saved)
-    two = total - sum(sec for name, sec in saved["stages"].items()
-                      if (stage_replicate(name) or 0) > 1)
-    line = (f"Command 1 (`dvc repro`, {len(reps)} replicates of every study) took **{_minutes(total)}** on a "
-            f"{m['cpu']} machine{_cpu(m)} whose benchmark step took {_step_times(saved)} "
-            f"([time](docs/results.md#time) splits it by stage).")
-    if len(reps) > 2:
-        line += (f" Fewer replicates run in less: `dvc exp run -S 'replicates=[0,1]'` runs two; in that run the "
-                 f"shared stages and those of replicates 0 and 1 took {_minutes(two)}.")
-    if len(reps) != replicates:
-        line += f" That timed run had {len(reps)} replicates; params.yaml now names {replicates}."
-    return ["", line]
 
 
 def command(m: dict, name: str) -> str:
@@ -123,7 +46,7 @@ def bench_table(saved: dict, only: list[dict] | None = None) -> list[str]:
     """A benchmark's rows (bench/rows.py's one format) under the command and machine that made them."""
     m = saved["machine"]
     detail = m["mode"] if "tool" in m else f"{m['mode']} mode"  # a record without a tool: the steps benchmark
-    rows = [f"Benchmark (`{command(m, 'steps')}`, {detail}, {m['device']}{_cpu(m)}, torch {m['torch']}, "
+    rows = [f"Benchmark (`{command(m, 'steps')}`, {detail}, {m['device']}{cpu_label(m)}, torch {m['torch']}, "
             f"{m['date']}):", "",
             "| measure | a | b | b / a |", "|---|---:|---:|---:|"]
     for r in saved["rows"] if only is None else only:
@@ -166,7 +89,7 @@ def speed_table(root: Path) -> list[str]:
         rows = [r for r in floor["rows"] if r["measure"].endswith("step / floor") and ", MLP," in r["measure"]]
         m = floor["machine"]
         lines += ["", f"Each step against its floor, the same step's matrix products alone (`{command(m, 'floor')}`, "
-                  f"{m['device']}{_cpu(m)}, {m['date']}; every step and its operators in "
+                  f"{m['device']}{cpu_label(m)}, {m['date']}; every step and its operators in "
                   "[docs/results.md](docs/results.md#benchmarks)):", "",
                   "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(floor, rows)[4:]]
     return lines
