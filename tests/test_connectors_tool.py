@@ -443,3 +443,19 @@ def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
     own.mkdir(parents=True)
     (own / "replicates.json").write_text(json.dumps(_replicates([60, 50, 70, 65, 55])))
     assert designs(tmp_path, OWN_BEST)["mlp"][1] == own
+
+
+def test_a_design_paired_with_an_mlp_made_on_another_cpu_says_so_and_an_unknown_cpu_says_nothing():
+    from frozenbridge.shapes.report.connectors import machines_note
+
+    amd, intel = "AMD EPYC (AVX512-BF16)", {"cpu_model": "Intel(R) Xeon(R) Processor", "bf16_path": "AMX + AVX512-BF16"}
+    found = {"mlp": ({"machine": intel}, None), "resampler-16": ({"machines": [amd]}, None)}
+    assert machines_note(found, "resampler-16") == (
+        " Its replicates were made on AMD EPYC (AVX512-BF16); its MLP's on Intel(R) Xeon(R) Processor (AMX + "
+        "AVX512-BF16): the pairs cross machines, so they differ by each machine's bf16 rounding as well as by design.")
+    found["resampler-16"] = ({"machines": ["Intel(R) Xeon(R) Processor (AMX + AVX512-BF16)"]}, None)
+    assert machines_note(found, "resampler-16") == ""  # one machine for both
+    found["resampler-16"] = ({"machine": {"device": "CPU, 2 cores, x86_64, bf16 yes"}}, None)
+    assert machines_note(found, "resampler-16") == ""  # a record that does not name its CPU: unknown, not another
+    found["resampler-16"] = ({"machines": [amd, "Intel(R) Xeon(R) Processor (AMX + AVX512-BF16)"]}, None)
+    assert "the pairs cross machines" in machines_note(found, "resampler-16")  # replicates from both CPUs

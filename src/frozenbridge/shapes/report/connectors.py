@@ -154,6 +154,26 @@ def paired(found: dict, setting: str, test: str, task: str, recipe: str) -> list
     return [round(mine[r]["right"] - mlp[r]["right"], 2) for r in sorted(mine, key=int) if r in mlp]
 
 
+def machines(facts: dict) -> list[str]:
+    """The CPUs a setting's replicates were made on, "model (bf16 path)" each: its merged design.json's list, or its
+    one machine record (the default run's MLP, timed by tools.repro_timing). Empty where a record does not name its
+    CPU (runs made before records did): unknown, never a different machine."""
+    m = facts.get("machine") or {}
+    found = list(facts.get("machines") or ([f"{m['cpu_model']} ({m.get('bf16_path', 'bf16 ?')})"]
+                                           if m.get("cpu_model") else []))
+    return [] if any(name.startswith("CPU, ") or "bf16 ?" in name for name in found) else found
+
+
+def machines_note(found: dict, setting: str) -> str:
+    """A sentence where a design and its MLP were not all made on one machine: their pairs then differ by each
+    machine's bf16 rounding as well as by design."""
+    mine, theirs = machines(found[setting][0]), machines(found.get(partner(found, setting), ({}, None))[0])
+    if not mine or not theirs or (len(set(mine) | set(theirs)) == 1):
+        return ""
+    return (f" Its replicates were made on {', '.join(mine)}; its MLP's on {', '.join(theirs)}: the pairs cross "
+            "machines, so they differ by each machine's bf16 rounding as well as by design.")
+
+
 def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):+.4g} [{min(values):+.4g}, {max(values):+.4g}]"
 
@@ -177,7 +197,8 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
             f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
             f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}). {step[0].upper()}{step[1:]}"
-            f"{minutes}.{paired_note}{stage1_sentence(found[setting][1])}{inside_sentence(facts)}")
+            f"{minutes}.{paired_note}{machines_note(found, setting)}{stage1_sentence(found[setting][1])}"
+            f"{inside_sentence(facts)}")
     ahead, behind, cells = [], [], []
     for test, label in reversed(TESTS):
         parts = []
@@ -261,8 +282,8 @@ def connectors_findings(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
     out = [f"**{VIEWS[view][0]}.** {view_sentences(root, view, 'section')}", "",
            f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}, each against an "
-           "MLP on the same replicates, made on the same kind of machine at the same precision (the default run's, "
-           "unless the paragraph names another).", ""]
+           "MLP on the same replicates, made at the same precision (the default run's, unless the paragraph names "
+           "another) and on the same kind of machine unless the paragraph says the pairs cross machines.", ""]
     if view == OWN_BEST and (mlp := stage1_sentence(found["mlp"][1])):
         out += [f"**mlp**, at its own best:{mlp}", ""]
     for setting in found:
