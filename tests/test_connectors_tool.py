@@ -448,7 +448,8 @@ def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
 def test_a_design_paired_with_an_mlp_made_on_another_cpu_says_so_and_an_unknown_cpu_says_nothing():
     from frozenbridge.shapes.report.connectors import machines_note
 
-    amd, intel = "AMD EPYC (AVX512-BF16)", {"cpu_model": "Intel(R) Xeon(R) Processor", "bf16_path": "AMX + AVX512-BF16"}
+    amd = "AMD EPYC (AVX512-BF16)"
+    intel = {"cpu_model": "Intel(R) Xeon(R) Processor", "bf16_path": "AMX + AVX512-BF16"}
     found = {"mlp": ({"machine": intel}, None), "resampler-16": ({"machines": [amd]}, None)}
     assert machines_note(found, "resampler-16") == (
         " Its replicates were made on AMD EPYC (AVX512-BF16); its MLP's on Intel(R) Xeon(R) Processor (AMX + "

@@ -43,9 +43,8 @@ def repro_time(saved: dict, root: Path | None = None) -> list[str]:
     steps = saved["training_steps_seconds"]
     rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
     return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` of every stage took "
-            f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{cpu_label(m)} (torch {m['torch']}) whose "
-            "benchmark "
-            f"step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
+            f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{cpu_label(m)} "
+            f"(torch {m['torch']}) whose benchmark step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
             f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
             f"{_minutes(c.get('training', 0.0))}, of which {_minutes(steps)} inside training steps; evaluation "
             f"{_minutes(c.get('evaluation', 0.0))}; summaries and figures "

@@ -38,7 +38,7 @@ def floor_seconds(saved: dict) -> dict[str, float]:
     """Each measured step's floor in seconds, by the start of its row's name (the compiled row where there is one:
     the pipeline's own step; both rows time the same products)."""
     floors: dict[str, float] = {}
-    for _, _, step in STEP_OF:
+    for step in dict.fromkeys(step for _, _, step in STEP_OF):  # each step once, in order
         rows = [r for r in saved["rows"] if r["measure"].startswith(step) and r["measure"].endswith("step / floor")]
         rows.sort(key=lambda r: "compiled layers" not in r["measure"])
         if rows:
