@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from frozenbridge.core.backbones import gguf as gguf_module
 from frozenbridge.core.backbones import language
 from frozenbridge.core.backbones.hub import file_digest
 from frozenbridge.core.backbones.language import load_language
@@ -59,7 +60,7 @@ def test_gguf_loads_as_its_source_model(ggufs, cache, tmp_path, caplog, arch, fo
         name = str(gguf)
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
         lm = load_language(name)
-    version = language.transformers_version()
+    version = gguf_module.transformers_version()
     target = cache / f"gguf-{gguf.stem}-{file_digest(gguf)}-transformers-{version}"
     assert f"dequantizing {gguf.name} once into {target}" in caplog.text
     assert lm.name == name and lm.revision == file_digest(gguf) and (target / "model.safetensors").is_file()
@@ -87,12 +88,12 @@ def test_second_load_reuses_the_copy(ggufs, cache, monkeypatch, caplog):
     def no_conversion(*args, **kwargs):
         raise AssertionError("converted again")
 
-    monkeypatch.setattr(language, "gguf_architecture", no_conversion)  # only a conversion reads the architecture
+    monkeypatch.setattr(gguf_module, "gguf_architecture", no_conversion)  # only a conversion reads the architecture
     caplog.clear()  # the first load's line, logged where an earlier test left the logger at INFO
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
         again = load_language(str(gguf))
     assert "dequantizing" not in caplog.text and again.revision == first.revision == file_digest(gguf)
-    made = f"gguf-{gguf.stem}-{file_digest(gguf)}-transformers-{language.transformers_version()}"
+    made = f"gguf-{gguf.stem}-{file_digest(gguf)}-transformers-{gguf_module.transformers_version()}"
     assert [p.name for p in cache.iterdir()] == [made]
     torch.testing.assert_close(logits(again), logits(first), rtol=0, atol=0)
 
@@ -102,7 +103,7 @@ def test_a_copy_made_by_another_transformers_is_not_read(ggufs, cache, monkeypat
     keyed by the transformers that made it."""
     _, gguf = ggufs[("qwen2", "F32")]
     with monkeypatch.context() as patched:
-        patched.setattr(language, "transformers_version", lambda: "5.17.0")
+        patched.setattr(gguf_module, "transformers_version", lambda: "5.17.0")
         load_language(str(gguf))
     with caplog.at_level(logging.INFO, logger="frozenbridge"):
         load_language(str(gguf))

@@ -280,6 +280,38 @@ def test_every_replicate_is_trained_and_scored_in_clips_own_space(study, tiny_mo
     assert len(result["history"]) == 4 and len(result["captions"]) == 4
 
 
+def test_training_compiles_its_layers_by_default_and_captions_eager(study, tiny_models, compiles, tmp_path,
+                                                                    caplog):
+    """onetoken.train.compile: auto on this CPU (with g++) compiles the decoder layers for the training steps, says
+    so and records it; the captions before and after are decoded eager, and the run follows the eager one: the
+    same captions, the same loss curve within inductor's rounding."""
+    import dataclasses
+    import logging
+
+    from frozenbridge.core.backbones import load_language
+    from frozenbridge.onetoken.data.features import load_pictures
+    from frozenbridge.onetoken.params import load_params
+    from frozenbridge.onetoken.training.run import train_run
+
+    base = load_params(study / "params.yaml")
+    train, test = (load_pictures(study / f"data/onetoken/features/{s}.parquet", str(tiny_models["clip"]))
+                   for s in ("train", "test"))
+    runs = {}
+    for compile_ in ("auto", False):
+        o = base.onetoken
+        p = dataclasses.replace(base, onetoken=dataclasses.replace(o, train=dataclasses.replace(o.train,
+                                                                                                compile=compile_)))
+        with caplog.at_level(logging.INFO, logger="frozenbridge.onetoken"):
+            caplog.clear()
+            runs[compile_] = train_run(p, 0, train, test, load_language(str(tiny_models["qwen2"])),
+                                       torch.device("cpu"), False, tmp_path / str(compile_))
+        assert ("decoder layers compiled" in caplog.text) is (compile_ == "auto")
+    compiled, eager = runs["auto"], runs[False]
+    assert compiled["compiled_layers"] is True and eager["compiled_layers"] is False
+    assert compiled["captions"] == eager["captions"]
+    assert [h["loss"] for h in compiled["history"]] == pytest.approx([h["loss"] for h in eager["history"]], rel=1e-3)
+
+
 def test_the_command_line_captions_with_the_trained_one_token_run(study, capsys):
     from frozenbridge.bridge.saved_run import load_run
     from frozenbridge.onetoken.training.run import item

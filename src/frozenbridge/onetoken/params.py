@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.config import choice, field, fraction, integer, number, optional, text
+from frozenbridge.core.config import boolean_or, choice, field, fraction, integer, number, optional, text
 from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.core.schedule import SCHEDULES
 
@@ -30,6 +30,8 @@ class OneTokenTrainParams:
     schedule: str = field("cosine", choice(*SCHEDULES))  # constant, or cosine decay to lr/10
     warmup: float = field(0.05, fraction())  # linear warmup over this fraction of the steps
     precision: str = field("auto", choice(*PRECISIONS))
+    # torch.compile the decoder layers for the training steps (core.precision.compile_choice); captions decode eager
+    compile: bool | str = field("auto", boolean_or("auto"))
 
 
 @dataclass(frozen=True)

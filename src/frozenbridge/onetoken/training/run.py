@@ -23,6 +23,7 @@ from frozenbridge.bridge.sequence import Interleaved
 from frozenbridge.bridge.step import train_steps
 from frozenbridge.core.atomic import atomic_path, write_json
 from frozenbridge.core.backbones import LanguageModel
+from frozenbridge.core.precision import compile_cache, compile_choice, compile_layers
 from frozenbridge.core.seeds import spawn
 from frozenbridge.onetoken.data.features import PictureFeatures
 
@@ -91,11 +92,16 @@ def train_run(params, replicate: int, train: PictureFeatures, test: PictureFeatu
 
     def captions() -> list[str]:
         connector.eval()
-        written = write_captions(vlm, test, o.prompt, n, ev.batch_size, ev.caption_tokens)
+        with torch.compiler.set_stance("force_eager"):  # compiled layers are for the training steps
+            written = write_captions(vlm, test, o.prompt, n, ev.batch_size, ev.caption_tokens)
         connector.train()
         return written
 
     floor = captions()
+    compiled, why = compile_choice(o.train.compile, device)
+    if compiled:
+        log.info("onetoken/%d: %s: %d decoder layers compiled (the first step compiles them, or loads them from %s)",
+                 replicate, why, compile_layers(lm.model), compile_cache())
     optimizer = torch.optim.AdamW(connector.parameters(), lr=o.train.lr)
     history: list[dict] = []
 
@@ -107,7 +113,7 @@ def train_run(params, replicate: int, train: PictureFeatures, test: PictureFeatu
     trained = captions()
     loss_end = round(float(np.mean([h["loss"] for h in history[-20:]])), 5)
     result = {"replicate": replicate, "seed": params.seed, "trainable": connector.n_params,
-              "prefix_tokens": connector.n_out, "loss_end": loss_end,
+              "prefix_tokens": connector.n_out, "loss_end": loss_end, "compiled_layers": compiled,
               "history": history, "scores": {"floor": caption_scores(floor, test), "trained":
                                              caption_scores(trained, test)},
               "captions": [{"file_name": Path(test.files[i]).name, "truth": test.captions[i], "floor": floor[i],
