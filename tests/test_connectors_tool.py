@@ -460,3 +460,52 @@ def test_a_design_paired_with_an_mlp_made_on_another_cpu_says_so_and_an_unknown_
     assert machines_note(found, "resampler-16") == ""  # a record that does not name its CPU: unknown, not another
     found["resampler-16"] = ({"machines": [amd, "Intel(R) Xeon(R) Processor (AMX + AVX512-BF16)"]}, None)
     assert "the pairs cross machines" in machines_note(found, "resampler-16")  # replicates from both CPUs
+
+
+def test_own_best_replicates_pair_each_design_with_an_mlp_made_on_the_same_machine(tmp_path, monkeypatch, capsys):
+    """Sittings on two kinds of machine: the first to make a replicate's MLP holds that replicate, and its designs
+    run there only. An Intel sitting stopped inside replicate 1, an AMD sitting, then Intel again: every design
+    replicate was made on the machine of the MLP replicate it is paired with, and nothing ran twice."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="replicates: [0, 1, 2]\n")
+    monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
+    mlp, design = {"connector.design": "mlp", "train.lr": 3e-4}, {"resampler-16": SETTINGS["resampler-16"]}
+    machines = {"intel": ("Intel Xeon", "AMX + AVX512-BF16"), "amd": ("AMD EPYC", "AVX512-BF16")}
+    ran, stop_at = [], [None]
+
+    def fake(name, values, replicate, first, root, results, extra=(), step=True):
+        if (name, replicate) == stop_at[0]:
+            raise Terminated("the sitting ends")
+        ran.append((here[0], name, replicate))
+        folder = connectors.replicate_folder(results / name, replicate)
+        (folder / "metrics/shapes").mkdir(parents=True)
+        (folder / "metrics/shapes/replicates.json").write_text("{}")
+        cpu, path = machines[here[0]]
+        (folder / "design.json").write_text(json.dumps({
+            "connector_params": 1, "image_tokens": 1, "setting": values, "pipeline": connectors.pipeline(root),
+            "minutes": 1.0, "machine": {"cpu_model": cpu, "bf16_path": path}}))
+        return folder
+
+    here = ["intel"]
+    monkeypatch.setattr(connectors, "run_replicate", fake)
+    monkeypatch.setattr(connectors, "this_machine", lambda: "{} ({})".format(*machines[here[0]]))
+    results = tmp_path / "results"
+    stop_at[0] = ("resampler-16", 1)
+    with pytest.raises(Terminated):
+        connectors.compare_here(design, mlp, tmp_path, results, connectors.pipeline(tmp_path), [0, 1, 2])
+    here[0], stop_at[0] = "amd", None
+    connectors.compare_here(design, mlp, tmp_path, results, connectors.pipeline(tmp_path), [0, 1, 2])
+    out = capsys.readouterr().out
+    assert "replicate 0: its MLP was made on Intel Xeon (AMX + AVX512-BF16), so its designs run there" in out
+    here[0] = "intel"
+    connectors.compare_here(design, mlp, tmp_path, results, connectors.pipeline(tmp_path), [0, 1, 2])
+    assert ran == [("intel", "mlp", 0), ("intel", "resampler-16", 0), ("intel", "mlp", 1),
+                   ("amd", "mlp", 2), ("amd", "resampler-16", 2), ("intel", "resampler-16", 1)]
+    key = connectors.pipeline(tmp_path)
+    for r in (0, 1, 2):
+        assert connectors.made_on(results / "resampler-16", key, design["resampler-16"], r) == \
+            connectors.made_on(results / "mlp", key, mlp, r)
+    merged = json.loads((results / "resampler-16/design.json").read_text())
+    assert merged["replicates"] == [0, 1, 2] and merged["paired_with"] == "mlp"
+    assert merged["machines"] == ["AMD EPYC (AVX512-BF16)", "Intel Xeon (AMX + AVX512-BF16)"]
+    assert json.loads((results / "mlp/design.json").read_text())["replicates"] == [0, 1, 2]

@@ -64,15 +64,25 @@ def merge_setting(folder: Path, replicates: list[int], paired_with: str | None =
         "minutes": round(sum(f["minutes"] for f in facts), 2),
         "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
         **({"inside": first["inside"]} if first.get("inside") else {}),
-        "machine": first.get("machine"), "machines": sorted({_where(f) for f in facts}),
+        "machine": first.get("machine"), "machines": sorted({where(f) for f in facts}),
         "precision": sorted({f.get("precision", "?") for f in facts}),
         **({"paired_with": paired_with} if paired_with else {})})
     return folder
 
 
-def _where(facts: dict) -> str:
+def where(facts: dict) -> str:
+    """The machine a replicate's design.json names, as pairs compare machines: its CPU model (else its device) and
+    how it runs bf16, "AMD EPYC (AVX512-BF16)"."""
     m = facts.get("machine") or {}
     return f"{m.get('cpu_model') or m.get('device', '?')} ({m.get('bf16_path', 'bf16 ?')})"
+
+
+def made_on(folder: Path, key: str, values: dict[str, object], replicate: int) -> str | None:
+    """The machine (`where`) of one replicate of a setting kept for this pipeline with these values; None where that
+    replicate is not kept."""
+    if not kept_replicate(folder, key, values, replicate):
+        return None
+    return where(json.loads((replicate_folder(folder, replicate) / "design.json").read_text()))
 
 
 def first_replicate(root: Path) -> str:

@@ -23,8 +23,10 @@ params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing
 no change: the experiment makes what it needs. An experiment whose pictures or features are not the default run's
 bytes (dvc.lock) is not kept.
 
-Pairing. In the own-best view the MLP at its own best is a setting like the others, trained here first, and every
-design is paired with it. In the equal-settings view each design is paired with the default run's MLP (its committed
+Pairing. In the own-best view the MLP at its own best is a setting like the others, and every design is paired with
+it replicate by replicate on one kind of machine: the machine that makes a replicate's MLP holds that replicate, and
+its designs run there only (sittings on an AMD and an Intel machine finish different replicates; --list says which
+machine holds which). In the equal-settings view each design is paired with the default run's MLP (its committed
 metrics/shapes/) where this machine trains as that run did (bench/repro.json), else with an MLP this tool trains here
 first (mlp@<device>-<precision>), so no machine is refused for want of bf16. Each design.json names its partner
 (`paired_with`). `python -m frozenbridge.tools.report` then renders both views.
@@ -43,7 +45,7 @@ from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, keep_examples, kept, kept_replicate,
-                                                     merge_setting, replicate_folder)
+                                                     made_on, merge_setting, replicate_folder, where)
 from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, own_best
 from frozenbridge.tools.design_sweep.plan import spell
 from frozenbridge.tools.workspace import Terminated, changed_stages, git, precision_mismatch, restored, run_experiment
@@ -187,7 +189,8 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
             own_mlp: bool = False) -> list[Path]:
     """Every setting not kept for HEAD's pipeline (all with `force`), one after the other (`extra`: see command;
     `step`: see run_setting; `replicates`: these only, default params.yaml's). `own_mlp`: the view trains its own MLP
-    (the own-best view's "mlp", run here like any setting) and pairs every design with it; else each design is paired
+    (the own-best view's "mlp", run like any setting) and pairs every design with it replicate by replicate on one
+    machine (compare_here); else each design is paired
     with the default run's MLP, or with one this tool trains first where this machine trains unlike the default run."""
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
@@ -209,8 +212,9 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
                                 "commit first")
     partner = "mlp"
     if own_mlp:
-        todo = dict(sorted(todo.items(), key=lambda item: item[0] != partner))  # the MLP first, its partners after
-    elif (mismatch := precision_mismatch(root)) is not None:  # an MLP of this machine's own, made beside the designs
+        mlp = settings.get(partner) or own_best()[0][partner]
+        return compare_here(todo, mlp, root, results, key, replicates, extra, step)
+    if (mismatch := precision_mismatch(root)) is not None:  # an MLP of this machine's own, made beside the designs
         partner = local_mlp_name()
         print(f"{mismatch.split(';')[0]}: each design is paired with {partner}, an MLP trained here by this tool")
         todo = {partner: {"connector.design": "mlp"}, **todo} if force or not kept(
@@ -222,6 +226,38 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
         done.append(run_setting(name, values, root, results, extra, step, None if name == partner else partner,
                                 replicates))
     return done
+
+
+def this_machine() -> str:
+    """This machine as a kept replicate names its own (connector_replicates.where)."""
+    from frozenbridge.tools.repro_timing import bf16_path, cpu_model
+
+    return where({"machine": {"cpu_model": cpu_model(), "bf16_path": bf16_path()}})
+
+
+def owners(results: Path, key: str, mlp: dict[str, object], replicates: list[int]) -> dict[int, str | None]:
+    """{replicate: the machine its own-best MLP replicate was made on, None while it has none}."""
+    return {r: made_on(results / "mlp", key, mlp, r) for r in replicates}
+
+
+def compare_here(todo: dict[str, dict[str, object]], mlp: dict[str, object], root: Path, results: Path, key: str,
+                 replicates: list[int], extra: tuple[str, ...] = (), step: bool = True) -> list[Path]:
+    """The own-best view, replicate by replicate, so that every design's replicate shares a machine with the MLP
+    replicate it is paired with: a replicate whose MLP was made on this machine gets its missing settings here; one
+    with no MLP yet gets its MLP here first, then its settings; one whose MLP was made elsewhere is left to that
+    machine (said, and --list shows which machine holds which replicate). Sittings on two kinds of machine thus
+    finish different replicates and never pair a design with an MLP of the other CPU's arithmetic. Each setting's
+    folder is merged after each of its replicates, so a stopped sitting leaves a page that is up to date."""
+    here, done = this_machine(), {}
+    for r, owner in owners(results, key, mlp, replicates).items():
+        if owner is not None and owner != here:
+            print(f"replicate {r}: its MLP was made on {owner}, so its designs run there (this is {here})")
+            continue
+        for name, values in {"mlp": mlp, **todo}.items():
+            if not kept_replicate(results / name, key, values, r):
+                run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
+                done[name] = merge_setting(results / name, replicates, None if name == "mlp" else "mlp")
+    return list(done.values())
 
 
 def local_mlp_name() -> str:
@@ -272,6 +308,12 @@ def main() -> None:
                 print(f"{name:<20} {states[name]:<9} {' '.join(command(values)[3:])}")
             for name, why in waiting.items():
                 print(f"{name:<20} {why}")
+            if args.view == "own-best" and "mlp" in ready:
+                here = this_machine()
+                for r, owner in owners(results, key, ready["mlp"], replicates).items():
+                    print(f"replicate {r}: " + (f"its MLP was made on {owner}" + (" (this machine)" if owner == here
+                                                                                   else ", so it runs there")
+                                                if owner else "no MLP yet: the first machine to run it holds it"))
             if args.view == "equal-settings" and any(state != "kept" for state in states.values()) and \
                     (mismatch := precision_mismatch(root)):
                 print(f"{mismatch.split(';')[0]}: the designs trained here are paired with {local_mlp_name()}, "
