@@ -229,7 +229,7 @@ def stage1_sentence(metrics: Path) -> str:
         return ""
     steps, ends = [run["steps"] for run in runs], [run["curve"][-1][1] for run in runs]
     return (f" Stage 1 trained {statistics.median(steps):g} steps [{min(steps)}–{max(steps)}] over {len(runs)} "
-            f"replicates, its last check at {statistics.median(ends):.4g}% [{min(ends):.4g}–{max(ends):.4g}] of the "
+            f"replicate{'s' if len(runs) != 1 else ''}, its last check at {statistics.median(ends):.4g}% [{min(ends):.4g}–{max(ends):.4g}] of the "
             "stop rule's training captions exact.")
 
 

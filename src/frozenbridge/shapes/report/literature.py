@@ -44,8 +44,9 @@ def design_line(setting: str, paired_cells: dict[tuple[str, str], list[float]], 
         within.append(abs(median) <= FEW_POINTS)
     where = ("every median within" if all(within) else "no median within" if not any(within)
              else f"{sum(within)} of {len(within)} medians within")
+    n = len(next(iter(paired_cells.values())))
     return (f"- **{setting}** against the MLP, exact-match points (median [lowest, highest] over "
-            f"{len(next(iter(paired_cells.values())))} paired replicates): {'; '.join(parts)}: {where} the "
+            f"{n} paired replicate{'s' if n != 1 else ''}): {'; '.join(parts)}: {where} the "
             f"{FEW_POINTS:g} points the papers' connector gaps span. The papers: {finding}.")
 
 
