@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 def test_quick_benchmark_table_is_complete(tmp_path, tiny_models):
     """Every row of `bench steps --quick`, on the embedded encoder and the tiny Qwen2 (speeds are not checked: the
@@ -122,3 +124,20 @@ def test_the_process_benchmarks_write_the_one_row_format():
                                  "rows": 1500})
     assert [r["ratio"] for r in levers] == [2.0, 4.0]  # what stages did before, over the lever
     assert "1,500 pictures" in levers[1]["measure"]
+
+
+def test_the_digits_benchmark_times_both_greedy_captionings_at_the_study_sizes(tmp_path, capsys):
+    """`bench digits --quick`: the captions with the cache and recomputed (the bench stops where they differ), and an
+    adapter epoch with each; sizes from params.yaml's digits section."""
+    from frozenbridge.bench.digits import main
+
+    out = tmp_path / "digits.json"
+    main(["--quick", "--out", str(out)])
+    saved = json.loads(out.read_text())
+    assert saved["machine"]["tool"] == "python -m frozenbridge.bench digits" and saved["machine"]["mode"] == "quick"
+    assert saved["machine"]["language"] == {"width": 64, "layers": 2} and saved["machine"]["test_digits"] == 100
+    captions, epoch = saved["rows"]
+    assert captions["measure"] == "digits: greedy captions of 100 test digits, s"
+    assert (captions["a"], captions["b"]) == ("cached s", "recomputed s")
+    assert epoch["b_value"] - epoch["a_value"] == pytest.approx(captions["b_value"] - captions["a_value"])  # same steps
+    assert "digits: an adapter epoch (3 steps)" in capsys.readouterr().out

@@ -11,7 +11,7 @@ import yaml
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.saved_module import weights_digest
 from frozenbridge.digits.data import mnist
-from frozenbridge.digits.data.sentences import WORDS, captions, decode, digit_named, encode, sentence, well_formed
+from frozenbridge.digits.data.sentences import BOS, EOS, LENGTH, WORDS, captions, decode, digit_named, encode, sentence, well_formed
 from frozenbridge.digits.evaluation.scoring import greedy, score
 from frozenbridge.digits.params import load_params
 from frozenbridge.digits.training.adapter import Adapter
@@ -86,6 +86,33 @@ def test_the_language_model_writes_its_sentence_with_the_null_in_front(language)
     assert losses[-1] < losses[0] / 5
     written = greedy(model, model.null.detach().expand(3, -1, -1))
     assert all(well_formed(w) for w in written)
+
+
+def test_greedy_with_the_cache_writes_what_recomputing_the_sequence_writes():
+    """CharLM.extend over cached keys and values gives the stack's own logits at every position, and greedy (which
+    uses it) writes the captions of running the whole sequence through the model each step. Untrained weights and
+    random prefixes: the captions run to full length, through every step, none of them a sentence."""
+    torch.manual_seed(5)
+    model = CharLM(width=32, layers=2, heads=4, prefix=3).eval()
+    prefix = torch.randn(40, 3, 32)
+    tokens = torch.randint(2, 10, (40, 7))
+    with torch.no_grad():
+        whole = model(tokens, prefix)
+        h = torch.cat([prefix, model.embed(tokens[:, :2])], dim=1) + model.positions[:, :5]
+        h, cache = model.extend(h, None)  # the prefix and two characters at once, then one character a call
+        steps = [model.out(h[:, 3:])]
+        for i in range(2, 7):
+            h, cache = model.extend(model.embed(tokens[:, i:i + 1]) + model.positions[:, 3 + i:4 + i], cache)
+            steps.append(model.out(h))
+    assert torch.allclose(torch.cat(steps, dim=1), whole, atol=1e-5)
+
+    with torch.no_grad():  # greedy as the study first wrote it: the whole sequence again for each character
+        ids = torch.full((40, 1), BOS)
+        for _ in range(LENGTH - 1):
+            ids = torch.cat([ids, model(ids, prefix)[:, -1].argmax(-1, keepdim=True)], dim=1)
+    recomputed = [decode(row) for row in ids.tolist()]
+    assert greedy(model, prefix) == recomputed
+    assert not any(well_formed(c) for c in recomputed) and (ids == EOS).sum() < 40 * LENGTH // 2
 
 
 def test_fluency_comes_free_before_any_adapter_training(language, classifier, split):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 from tqdm import tqdm
 
 from frozenbridge.core.seeds import generator
@@ -35,6 +36,26 @@ class CharLM(nn.Module):
         h = h + self.positions[:, :h.shape[1]]
         mask = nn.Transformer.generate_square_subsequent_mask(h.shape[1])
         return self.out(self.stack(h, mask=mask, is_causal=True))[:, self.prefix:]
+
+    def extend(self, h: torch.Tensor, cache: list | None) -> tuple[torch.Tensor, list]:
+        """The stack over new positions `h` (batch, m, width; embedded, positions added) that follow the positions
+        `cache` holds (None: there are none), and the cache grown by them: each layer's keys and values, so a greedy
+        step computes one position instead of the whole sequence again. The same arithmetic as the stack's own
+        (pre-norm attention then the ReLU feed-forward), causal within `h`."""
+        cache = cache or [None] * len(self.stack.layers)
+        grown = []
+        for layer, past in zip(self.stack.layers, cache):
+            attn = layer.self_attn
+            q, k, v = F.linear(layer.norm1(h), attn.in_proj_weight, attn.in_proj_bias).chunk(3, dim=-1)
+            n, m, width = h.shape
+            q, k, v = (t.view(n, m, attn.num_heads, width // attn.num_heads).transpose(1, 2) for t in (q, k, v))
+            if past is not None:
+                k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+            mixed = F.scaled_dot_product_attention(q, k, v, is_causal=past is None)
+            h = h + attn.out_proj(mixed.transpose(1, 2).reshape(n, m, width))
+            h = h + layer.linear2(layer.activation(layer.linear1(layer.norm2(h))))
+            grown.append((k, v))
+        return h, grown
 
 
 def build(config: dict) -> CharLM:
