@@ -509,3 +509,10 @@ def test_own_best_replicates_pair_each_design_with_an_mlp_made_on_the_same_machi
     assert merged["replicates"] == [0, 1, 2] and merged["paired_with"] == "mlp"
     assert merged["machines"] == ["AMD EPYC (AVX512-BF16)", "Intel Xeon (AMX + AVX512-BF16)"]
     assert json.loads((results / "mlp/design.json").read_text())["replicates"] == [0, 1, 2]
+
+
+def test_list_names_the_machine_that_holds_each_replicate():
+    here, there = "Intel Xeon (AMX + AVX512-BF16)", "AMD EPYC (AVX512-BF16)"
+    assert connectors.holder(here, here) == f"its MLP was made on {here} (this machine)"
+    assert connectors.holder(there, here) == f"its MLP was made on {there}, so it runs there"
+    assert connectors.holder(None, here) == "no MLP yet: the first machine to run it holds it"

@@ -230,6 +230,36 @@ def local_mlp_name() -> str:
     return f"mlp@{device.type}-{'bf16' if use_bf16(precision, device) else 'fp32'}"
 
 
+def holder(owner: str | None, here: str) -> str:
+    """Which machine holds a replicate of the own-best view, as --list says it."""
+    if owner is None:
+        return "no MLP yet: the first machine to run it holds it"
+    return f"its MLP was made on {owner}" + (" (this machine)" if owner == here else ", so it runs there")
+
+
+def print_list(settings: dict[str, dict[str, object]], waiting: dict[str, str], mlp: dict[str, object] | None,
+               view: str, root: Path, results: Path, replicates: list[int] | None) -> None:
+    """--list: each setting, how many of its replicates are kept and its command; the settings that wait and why;
+    in the own-best view which machine holds each replicate (`mlp`: the view's MLP setting, also when --only leaves
+    it out); in the equal-settings view the MLP a machine unlike the default run's pairs its designs with."""
+    key, replicates = pipeline(root), replicates or replicates_of(root)
+    states = {name: "kept" if kept(results / name, key, values, replicates) else
+              f"{sum(kept_replicate(results / name, key, values, r) for r in replicates)}/{len(replicates)} kept"
+              for name, values in settings.items()}
+    for name, values in settings.items():
+        print(f"{name:<20} {states[name]:<9} {' '.join(command(values)[3:])}")
+    for name, why in waiting.items():
+        print(f"{name:<20} {why}")
+    if view == "own-best" and mlp is not None:
+        here = this_machine()
+        for r, owner in owners(results, key, mlp, replicates).items():
+            print(f"replicate {r}: {holder(owner, here)}")
+    if view == "equal-settings" and any(state != "kept" for state in states.values()) and \
+            (mismatch := precision_mismatch(root)):
+        print(f"{mismatch.split(';')[0]}: the designs trained here are paired with {local_mlp_name()}, an MLP this "
+              "tool trains here first")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.connectors", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -257,24 +287,7 @@ def main() -> None:
             raise FrozenbridgeError(f"--only {blocked[0]}: {waiting[blocked[0]]}")
         settings = {name: ready[name] for name in (args.only or ready)}
         if args.list:
-            key, replicates = pipeline(root), args.replicates or replicates_of(root)
-            states = {name: "kept" if kept(results / name, key, values, replicates) else
-                      f"{sum(kept_replicate(results / name, key, values, r) for r in replicates)}/"
-                      f"{len(replicates)} kept" for name, values in settings.items()}
-            for name, values in settings.items():
-                print(f"{name:<20} {states[name]:<9} {' '.join(command(values)[3:])}")
-            for name, why in waiting.items():
-                print(f"{name:<20} {why}")
-            if args.view == "own-best" and "mlp" in ready:
-                here = this_machine()
-                for r, owner in owners(results, key, ready["mlp"], replicates).items():
-                    print(f"replicate {r}: " + (f"its MLP was made on {owner}" + (" (this machine)" if owner == here
-                                                                                   else ", so it runs there")
-                                                if owner else "no MLP yet: the first machine to run it holds it"))
-            if args.view == "equal-settings" and any(state != "kept" for state in states.values()) and \
-                    (mismatch := precision_mismatch(root)):
-                print(f"{mismatch.split(';')[0]}: the designs trained here are paired with {local_mlp_name()}, "
-                      "an MLP this tool trains here first")
+            print_list(settings, waiting, ready.get("mlp"), args.view, root, results, args.replicates)
             return
         for name, why in waiting.items():
             print(f"{name}: {why}")
