@@ -31,6 +31,8 @@ def test_threshold_rules_decide_each_cell_by_its_values():
 def test_paired_rules_need_the_interval_at_90_percent():
     two = paired_cell("binding", [-19, -29], 60)  # two replicates: [min, max] covers 50%
     assert judge(Ahead("second"), Evidence([two]))[0] == OPEN
+    verdict, why = judge(Ahead("second"), Evidence([paired_cell("binding", [-19], 60)]))
+    assert verdict == OPEN and "covers the median with 0%, 1 replicate: fewer than 90%" in why
     five = paired_cell("binding", [-19, -29, -5, -12, -40], 60)  # five of five behind: 93.75%
     assert judge(Ahead("second"), Evidence([five])) == (HOLDS, "it passes")
     assert judge(Ahead("first"), Evidence([five]))[0] == FAILS

@@ -47,7 +47,8 @@ def pair(s: Sources, pair: str, test: str, tasks: tuple[str, ...], command: str 
         cells.append(Cell(f"{test} {task}", paired=c, items=c["items"]))
         parts.append(f"{task}: {c['median_difference']:+g} of {c['items']} (ahead {c['ahead']}, behind "
                      f"{c['behind']}, p = {c['sign_test_p']:.3g})")
-    return Evidence(cells, f"{pair}, first − second, {test} pairs, {cells[0].paired['replicates']} replicates: "
+    n = cells[0].paired["replicates"]
+    return Evidence(cells, f"{pair}, first − second, {test} pairs, {n} replicate{'s' if n != 1 else ''}: "
                     + "; ".join(parts), source)
 
 

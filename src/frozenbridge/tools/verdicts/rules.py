@@ -122,7 +122,7 @@ def _interval(cell: Cell, points: bool = False) -> str:
     lo, hi = p["interval"]["low"] * scale, p["interval"]["high"] * scale
     unit = " points" if points else ""
     return (f"{cell.label}: interval [{lo:+.4g}, {hi:+.4g}]{unit} covers the median with "
-            f"{100 * p['interval']['coverage']:g}%, {p['replicates']} replicates")
+            f"{100 * p['interval']['coverage']:g}%, {p['replicates']} replicate{'s' if p['replicates'] != 1 else ''}")
 
 
 @dataclass(frozen=True)
