@@ -132,13 +132,16 @@ def test_the_own_best_findings_say_how_long_each_stage_1_trained_and_where_it_en
         shapes = tmp_path / OWN_BEST / name / "metrics/shapes"
         shapes.mkdir(parents=True)
         (shapes.parent.parent / "design.json").write_text(json.dumps({"connector_params": 10, "image_tokens": 49}))
-        (shapes / "replicates.json").write_text(json.dumps({"caption": {"seen": {"caption": cell([50, 60])}}}))
+        seen = [50, 60] if name == "mlp" else [1.67, 20]  # a design that learns its training pictures, not the pairs
+        (shapes / "replicates.json").write_text(json.dumps({"caption": {"seen": {"caption": cell(seen)}}}))
         (shapes / "stage1.json").write_text(json.dumps({str(r): {"curve": c, "steps": c[-1][0]}
                                                         for r, c in enumerate(curves)}))
     text = "\n".join(connectors_findings(tmp_path, OWN_BEST))
     assert ("**mlp**, at its own best: Stage 1 trained 225 steps [200–250] over 2 replicates, its last check at "
-            "66.67% [63.34–70] of the stop rule's training captions exact.") in text
-    assert "Stage 1 trained 1150 steps [1100–1200] over 2 replicates, its last check at 58.33% [55–61.66]" in text
+            "66.67 [63.34–70]% of the stop rule's training captions exact, against 55 [50–60]% of the seen test pairs' "
+            "captions (pictures it never trained on).") in text
+    assert ("Stage 1 trained 1150 steps [1100–1200] over 2 replicates, its last check at 58.33 [55–61.66]% of the "
+            "stop rule's training captions exact, against 10.84 [1.67–20]% of the seen test pairs' captions") in text
 
 
 def test_the_own_best_view_sets_each_design_beside_the_papers_from_its_paired_replicates(tmp_path):

@@ -222,15 +222,23 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
 
 def stage1_sentence(metrics: Path) -> str:
     """How long stage 1 trained and where it ended, over the replicates (the setting's stage1.json: each replicate's
-    steps and its stop rule's checks); empty where none is kept."""
+    steps and its stop rule's checks), beside its exact captions of the seen test pairs: the stop rule reads training
+    pictures, so a design that learns them and not the pairs shows here. Empty where none is kept."""
     runs = read_json_if_present(metrics / "stage1.json") or {}
     runs = [run for run in runs.values() if run.get("curve")]
     if not runs:
         return ""
     steps, ends = [run["steps"] for run in runs], [run["curve"][-1][1] for run in runs]
+    seen = [r["right"] for r in per_replicate(metrics, "caption", "seen", "caption").values()]
+    test = "" if not seen else (f", against {_range(seen)}% of the seen test pairs' captions (pictures it never "
+                                "trained on)")
     return (f" Stage 1 trained {statistics.median(steps):g} steps [{min(steps)}–{max(steps)}] over {len(runs)} "
-            f"replicate{'s' if len(runs) != 1 else ''}, its last check at {statistics.median(ends):.4g}% [{min(ends):.4g}–{max(ends):.4g}] of the "
-            "stop rule's training captions exact.")
+            f"replicate{'s' if len(runs) != 1 else ''}, its last check at {_range(ends)}% of the stop rule's training "
+            f"captions exact{test}.")
+
+
+def _range(values: list[float]) -> str:
+    return f"{statistics.median(values):.4g} [{min(values):.4g}–{max(values):.4g}]"
 
 
 def inside_sentence(facts: dict) -> str:
