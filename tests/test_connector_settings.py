@@ -170,3 +170,11 @@ def test_the_own_best_view_sets_each_design_beside_the_papers_from_its_paired_re
             "frozen, with 600–700 parameters trained; the pictures are generated shapes, and the score is exact match "
             "on captions and short answers, after 200–1,100 steps of stage 1.") in text
     assert "Against the papers" not in "\n".join(connectors_findings(tmp_path))  # the equal-settings view: none
+
+
+def test_the_benchmark_step_beside_minutes_is_before_after_for_one_replicate_and_the_range_for_more():
+    from frozenbridge.shapes.report.connectors import _steps
+
+    assert _steps({"benchmark_step_seconds": [0.99, 0.95]}, " (", ")") == " (0.99–0.95 s)"
+    assert _steps({"benchmark_step_seconds": [1.18, 1.85, 0.92, 1.55]}, " (", ")") == " (0.92–1.85 s)"
+    assert _steps({"benchmark_step_seconds": None}, " (", ")") == ""

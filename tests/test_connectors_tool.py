@@ -516,3 +516,33 @@ def test_list_names_the_machine_that_holds_each_replicate():
     assert connectors.holder(here, here) == f"its MLP was made on {here} (this machine)"
     assert connectors.holder(there, here) == f"its MLP was made on {there}, so it runs there"
     assert connectors.holder(None, here) == "no MLP yet: the first machine to run it holds it"
+
+
+def test_a_sitting_of_some_replicates_merges_every_replicate_kept_for_the_pipeline(tmp_path, monkeypatch):
+    """`--replicates 1` after a sitting of replicate 0: the setting's folder merges both (a merge of the sitting's
+    replicates alone once dropped replicate 0 from the page); a replicate kept for another pipeline is left out."""
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="replicates: [0, 1, 2]\n")
+    monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
+    mlp, design = {"connector.design": "mlp", "train.lr": 3e-4}, {"resampler-16": SETTINGS["resampler-16"]}
+
+    def fake(name, values, replicate, first, root, results, extra=(), step=True, key=None):
+        folder = connectors.replicate_folder(results / name, replicate)
+        (folder / "metrics/shapes").mkdir(parents=True)
+        cell = {str(replicate): {"right": 10.0 * replicate, "gap": 1.0}}
+        (folder / "metrics/shapes/replicates.json").write_text(json.dumps({"caption": {"seen": {"caption": cell}}}))
+        (folder / "design.json").write_text(json.dumps({
+            "connector_params": 1, "image_tokens": 1, "setting": values, "pipeline": key or connectors.pipeline(root),
+            "minutes": 1.0, "machine": {"cpu_model": "Intel Xeon", "bf16_path": "AMX + AVX512-BF16"}}))
+        return folder
+
+    monkeypatch.setattr(connectors, "run_replicate", fake)
+    monkeypatch.setattr(connectors, "this_machine", lambda: "Intel Xeon (AMX + AVX512-BF16)")
+    results, key = tmp_path / "results", connectors.pipeline(tmp_path)
+    fake("resampler-16", design["resampler-16"], 2, False, tmp_path, results, key="another-pipeline")
+    connectors.compare_here(design, mlp, tmp_path, results, key, [0])
+    connectors.compare_here(design, mlp, tmp_path, results, key, [1])
+    for name in ("mlp", "resampler-16"):
+        assert json.loads((results / name / "design.json").read_text())["replicates"] == [0, 1]
+        merged = json.loads((results / name / "metrics/shapes/replicates.json").read_text())
+        assert merged["caption"]["seen"]["caption"] == {"0": {"right": 0.0, "gap": 1.0}, "1": {"right": 10.0, "gap": 1.0}}

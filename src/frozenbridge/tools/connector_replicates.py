@@ -27,14 +27,16 @@ def kept(folder: Path, key: str, values: dict[str, object], replicates: list[int
     return all(kept_replicate(folder, key, values, r) for r in replicates)
 
 
-def merge_setting(folder: Path, replicates: list[int], paired_with: str | None = "mlp") -> Path:
-    """The setting over every replicate kept so far: metrics/shapes/replicates.json and stage1.json merged replicate
+def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with: str | None = "mlp") -> Path:
+    """The setting over every replicate kept so far for this pipeline (`key`) and these values, whichever sitting
+    made it (a sitting may run some replicates only): metrics/shapes/replicates.json and stage1.json merged replicate
     by replicate, text.json and probes.json of its first kept replicate (the zero-gate check and the probes read
     one), and design.json with its facts, its minutes summed, the replicates kept and the machines and precisions
     they ran on."""
     from frozenbridge.core.atomic import write_json
 
-    done = [r for r in replicates if (replicate_folder(folder, r) / "design.json").is_file()]
+    found = (int(p.name) for p in (folder / "replicates").glob("*") if p.name.isdigit())
+    done = sorted(r for r in found if kept_replicate(folder, key, values, r))
     if not done:
         return folder
     merged: dict = {}

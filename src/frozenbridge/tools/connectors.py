@@ -77,7 +77,7 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
     for r in replicates:
         if not kept_replicate(folder, key, values, r):
             run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
-    return merge_setting(folder, replicates, paired_with)
+    return merge_setting(folder, key, values, paired_with)
 
 
 def run_replicate(name: str, values: dict[str, object], replicate: int, first: bool, root: Path, results: Path,
@@ -213,7 +213,7 @@ def compare_here(todo: dict[str, dict[str, object]], mlp: dict[str, object], roo
         for name, values in {"mlp": mlp, **todo}.items():
             if not kept_replicate(results / name, key, values, r):
                 run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
-                done[name] = merge_setting(results / name, replicates, None if name == "mlp" else "mlp")
+                done[name] = merge_setting(results / name, key, values, None if name == "mlp" else "mlp")
     return list(done.values())
 
 

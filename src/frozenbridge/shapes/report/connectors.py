@@ -89,10 +89,14 @@ def designs(root: Path, view: str = EQUAL_SETTINGS) -> dict[str, tuple[dict, Pat
 
 
 def _steps(facts: dict, before: str, after: str) -> str:
-    """The machine's benchmark step around the design's minutes, "0.99–0.95 s" (before–after), or nothing where
-    it was not measured: machines, and one machine over a day, differ in speed."""
+    """The machine's benchmark step around the design's minutes, "0.99–0.95 s" (before–after) for one replicate,
+    "0.92–1.85 s" (lowest–highest) over several, or nothing where it was not measured: machines, and one machine
+    over a day, differ in speed."""
     steps = facts.get("benchmark_step_seconds")
-    return f"{before}{'–'.join(f'{s:.2f}' for s in steps)} s{after}" if steps else ""
+    if not steps:
+        return ""
+    shown = steps if len(steps) <= 2 else (min(steps), max(steps))
+    return f"{before}{'–'.join(f'{s:.2f}' for s in shown)} s{after}"
 
 
 def compared(root: Path, view: str = EQUAL_SETTINGS) -> bool:
