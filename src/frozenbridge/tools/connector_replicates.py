@@ -117,3 +117,10 @@ def keep_examples(root: Path, folder: Path, name: str) -> None:
                                     f"{name}, recipe {recipe}, replicate {replicate}: what the model says on test "
                                     "pictures", folder / f"gallery_{recipe}.png")
     write_json(folder / "examples.json", shown)
+
+
+def holder(owner: str | None, here: str) -> str:
+    """Which machine holds a replicate of the own-best view, as --list says it."""
+    if owner is None:
+        return "no MLP yet: the first machine to run it holds it"
+    return f"its MLP was made on {owner}" + (" (this machine)" if owner == here else ", so it runs there")

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, keep_examples, kept, kept_replicate,
+from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, holder, keep_examples, kept, kept_replicate,
                                                      made_on, merge_setting, replicate_folder, where)
 from frozenbridge.tools.connector_pipeline import pipeline, replicates_of, same_inputs
 from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, own_best
@@ -228,13 +228,6 @@ def local_mlp_name() -> str:
     device = pick_device(raw.get("device", "auto"))
     precision = (raw.get("shapes", {}).get("train", {}) or {}).get("precision", "auto")
     return f"mlp@{device.type}-{'bf16' if use_bf16(precision, device) else 'fp32'}"
-
-
-def holder(owner: str | None, here: str) -> str:
-    """Which machine holds a replicate of the own-best view, as --list says it."""
-    if owner is None:
-        return "no MLP yet: the first machine to run it holds it"
-    return f"its MLP was made on {owner}" + (" (this machine)" if owner == here else ", so it runs there")
 
 
 def print_list(settings: dict[str, dict[str, object]], waiting: dict[str, str], mlp: dict[str, object] | None,

@@ -12,6 +12,7 @@ import statistics
 from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
+from frozenbridge.shapes.report.connector_sentences import inside_sentence, per_replicate, stage1_sentence
 
 TASKS = (("caption", "caption"), ("count", "caption_qa"), ("binding", "caption_qa"), ("leftmost", "caption_qa"))
 TESTS = (("seen", "seen"), ("heldout", "held-out"))
@@ -41,11 +42,6 @@ def _cell(per: dict) -> str:
     right = [r["right"] for r in per.values()]
     gap = statistics.median(r["gap"] for r in per.values())
     return f"{statistics.median(right):.4g} [{min(right):.4g}–{max(right):.4g}]; gap {gap:.4g}"
-
-
-def per_replicate(metrics: Path, recipe: str, test: str, task: str) -> dict:
-    """{replicate: {right, gap}} of one task and pair set in a setting's replicates.json ({} where absent)."""
-    return ((read_json_if_present(metrics / "replicates.json") or {}).get(recipe, {}).get(test, {}).get(task) or {})
 
 
 def bench_row(bench: dict | None, setting: str, what: str) -> dict | None:
@@ -222,51 +218,6 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     return (f"{text} Against the MLP, replicate by replicate, in exact-match points (this design minus the MLP, "
             f"median [lowest, highest]): {' '.join(cells)} Ahead in every replicate: {_listed(ahead)}. Behind in every "
             f"replicate: {_listed(behind)}.")
-
-
-def stage1_sentence(metrics: Path) -> str:
-    """How long stage 1 trained and where it ended, over the replicates (the setting's stage1.json: each replicate's
-    steps and its stop rule's checks), beside its exact captions of the seen test pairs: the stop rule reads training
-    pictures, so a design that learns them and not the pairs shows here. Empty where none is kept."""
-    runs = read_json_if_present(metrics / "stage1.json") or {}
-    runs = [run for run in runs.values() if run.get("curve")]
-    if not runs:
-        return ""
-    steps, ends = [run["steps"] for run in runs], [run["curve"][-1][1] for run in runs]
-    seen = [r["right"] for r in per_replicate(metrics, "caption", "seen", "caption").values()]
-    test = "" if not seen else (f", against {_range(seen)}% of the seen test pairs' captions (pictures it never "
-                                "trained on)")
-    return (f" Stage 1 trained {statistics.median(steps):g} steps [{min(steps)}–{max(steps)}] over {len(runs)} "
-            f"replicate{'s' if len(runs) != 1 else ''}, its last check at {_range(ends)}% of the stop rule's training "
-            f"captions exact{test}.")
-
-
-def _range(values: list[float]) -> str:
-    return f"{statistics.median(values):.4g} [{min(values):.4g}–{max(values):.4g}]"
-
-
-def inside_sentence(facts: dict) -> str:
-    """What the design did inside, at its first and last look (design.json's `inside`, from its first replicate's
-    stage 1): the gates' tanh, the queries' attention spread, the codes used; empty for a design with nothing to
-    show."""
-    looks = facts.get("inside") or []
-    if not looks:
-        return ""
-    first, last = looks[0], looks[-1]
-
-    def said(look: dict) -> str:
-        parts = []
-        if "gates" in look:
-            parts.append(f"gates' tanh {', '.join(f'{g:g}' for g in look['gates'])}")
-        if "query_entropy" in look:
-            spread = look["query_entropy"]
-            parts.append(f"queries' attention spread {statistics.median(spread):.2f} (median; "
-                         f"{min(spread):.2f}–{max(spread):.2f}), {look['on_patches']:.0%} of it on the patches")
-        if "codes_used" in look:
-            parts.append(f"{look['codes_used']:,} codes used ({look['codes_share']:.0%})")
-        return "; ".join(parts)
-    return (f" Inside (its first replicate's stage 1): at step {first['step']} {said(first)}; at step "
-            f"{last['step']} {said(last)}.")
 
 
 def best_per_task(found: dict) -> str:
