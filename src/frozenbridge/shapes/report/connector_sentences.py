@@ -8,6 +8,11 @@ from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
 
+# Where the median share of seen test captions exact is below this fraction of the median share of training captions
+# exact at the stop rule's last check, the setting learned its training pictures rather than what they show: the
+# seen test pairs hold the same shapes and colours as training, on pictures it never trained on.
+LEARNED_PICTURES = 0.25
+
 
 def per_replicate(metrics: Path, recipe: str, test: str, task: str) -> dict:
     """{replicate: {right, gap}} of one task and pair set in a setting's replicates.json ({} where absent)."""
@@ -25,10 +30,20 @@ def stage1_sentence(metrics: Path) -> str:
     steps, ends = [run["steps"] for run in runs], [run["curve"][-1][1] for run in runs]
     seen = [r["right"] for r in per_replicate(metrics, "caption", "seen", "caption").values()]
     test = "" if not seen else (f", against {_range(seen)}% of the seen test pairs' captions (pictures it never "
-                                "trained on)")
+                                f"trained on){_learned_pictures(ends, seen)}")
     return (f" Stage 1 trained {statistics.median(steps):g} steps [{min(steps)}–{max(steps)}] over {len(runs)} "
             f"replicate{'s' if len(runs) != 1 else ''}, its last check at {_range(ends)}% of the stop rule's training "
             f"captions exact{test}.")
+
+
+def _learned_pictures(ends: list[float], seen: list[float]) -> str:
+    """The words for a setting whose seen test captions fall below LEARNED_PICTURES of its training captions."""
+    train, test = statistics.median(ends), statistics.median(seen)
+    if test >= LEARNED_PICTURES * train:
+        return ""
+    return (f": less than {LEARNED_PICTURES:.0%} of its training share, so it learned its training pictures rather "
+            "than what they show (the logs that show it: the stop rule's checks in stage1.json against the seen "
+            "test captions in replicates.json)")
 
 
 def _range(values: list[float]) -> str:
