@@ -520,13 +520,17 @@ def test_list_names_the_machine_that_holds_each_replicate():
 
 def test_a_sitting_of_some_replicates_merges_every_replicate_kept_for_the_pipeline(tmp_path, monkeypatch):
     """`--replicates 1` after a sitting of replicate 0: the setting's folder merges both (a merge of the sitting's
-    replicates alone once dropped replicate 0 from the page); a replicate kept for another pipeline is left out."""
+    replicates alone once dropped replicate 0 from the page), and its galleries stay replicate 0's; a replicate kept
+    for another pipeline is left out."""
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="replicates: [0, 1, 2]\n")
     monkeypatch.setattr(connectors, "changed_stages", lambda root: [])
     mlp, design = {"connector.design": "mlp", "train.lr": 3e-4}, {"resampler-16": SETTINGS["resampler-16"]}
 
+    galleries = []
+
     def fake(name, values, replicate, first, root, results, extra=(), step=True, key=None):
+        galleries.extend([(name, replicate)] if first else [])
         folder = connectors.replicate_folder(results / name, replicate)
         (folder / "metrics/shapes").mkdir(parents=True)
         cell = {str(replicate): {"right": 10.0 * replicate, "gap": 1.0}}
@@ -542,6 +546,8 @@ def test_a_sitting_of_some_replicates_merges_every_replicate_kept_for_the_pipeli
     fake("resampler-16", design["resampler-16"], 2, False, tmp_path, results, key="another-pipeline")
     connectors.compare_here(design, mlp, tmp_path, results, key, [0])
     connectors.compare_here(design, mlp, tmp_path, results, key, [1])
+    # the galleries stay replicate 0's: the sitting of replicate 1 drew none (once, it drew its own over them)
+    assert galleries == [("mlp", 0), ("resampler-16", 0)]
     for name in ("mlp", "resampler-16"):
         assert json.loads((results / name / "design.json").read_text())["replicates"] == [0, 1]
         merged = json.loads((results / name / "metrics/shapes/replicates.json").read_text())

@@ -76,8 +76,14 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
     replicates = replicates or replicates_of(root)
     for r in replicates:
         if not kept_replicate(folder, key, values, r):
-            run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
+            run_replicate(name, values, r, lowest(folder, key, values, r), root, results, extra, step)
     return merge_setting(folder, key, values, paired_with)
+
+
+def lowest(folder: Path, key: str, values: dict[str, object], replicate: int) -> bool:
+    """Whether `replicate` is below every replicate of the setting kept for this pipeline: its galleries are then the
+    setting's (the page shows the lowest replicate's), so a sitting of replicates 1 and 2 leaves replicate 0's."""
+    return not any(kept_replicate(folder, key, values, r) for r in range(replicate))
 
 
 def run_replicate(name: str, values: dict[str, object], replicate: int, first: bool, root: Path, results: Path,
@@ -212,7 +218,7 @@ def compare_here(todo: dict[str, dict[str, object]], mlp: dict[str, object], roo
             continue
         for name, values in {"mlp": mlp, **todo}.items():
             if not kept_replicate(results / name, key, values, r):
-                run_replicate(name, values, r, r == replicates[0], root, results, extra, step)
+                run_replicate(name, values, r, lowest(results / name, key, values, r), root, results, extra, step)
                 done[name] = merge_setting(results / name, key, values, None if name == "mlp" else "mlp")
     return list(done.values())
 
