@@ -142,8 +142,8 @@ def test_the_own_best_findings_say_how_long_each_stage_1_trained_and_where_it_en
             "captions (pictures it never trained on).") in text
     assert ("Stage 1 trained 1150 steps [1100–1200] over 2 replicates, its last check at 58.33 [55–61.66]% of the "
             "stop rule's training captions exact, against 10.84 [1.67–20]% of the seen test pairs' captions (pictures "
-            "it never trained on): less than 25% of its training share, so it learned its training pictures rather "
-            "than what they show") in text
+            "it never trained on). Its seen test share is under 25% of its training share: it learned its training "
+            "pictures, not what they show") in text
     mlp_line = next(line for line in text.splitlines() if line.startswith("**mlp**"))
     assert "learned its training pictures" not in mlp_line  # 55 of 66.67: not below a quarter
 

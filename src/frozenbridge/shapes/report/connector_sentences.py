@@ -30,10 +30,10 @@ def stage1_sentence(metrics: Path) -> str:
     steps, ends = [run["steps"] for run in runs], [run["curve"][-1][1] for run in runs]
     seen = [r["right"] for r in per_replicate(metrics, "caption", "seen", "caption").values()]
     test = "" if not seen else (f", against {_range(seen)}% of the seen test pairs' captions (pictures it never "
-                                f"trained on){_learned_pictures(ends, seen)}")
+                                "trained on)")
     return (f" Stage 1 trained {statistics.median(steps):g} steps [{min(steps)}–{max(steps)}] over {len(runs)} "
             f"replicate{'s' if len(runs) != 1 else ''}, its last check at {_range(ends)}% of the stop rule's training "
-            f"captions exact{test}.")
+            f"captions exact{test}.{_learned_pictures(ends, seen) if seen else ''}")
 
 
 def _learned_pictures(ends: list[float], seen: list[float]) -> str:
@@ -41,9 +41,8 @@ def _learned_pictures(ends: list[float], seen: list[float]) -> str:
     train, test = statistics.median(ends), statistics.median(seen)
     if test >= LEARNED_PICTURES * train:
         return ""
-    return (f": less than {LEARNED_PICTURES:.0%} of its training share, so it learned its training pictures rather "
-            "than what they show (the logs that show it: the stop rule's checks in stage1.json against the seen "
-            "test captions in replicates.json)")
+    return (f" Its seen test share is under {LEARNED_PICTURES:.0%} of its training share: it learned its training "
+            "pictures, not what they show (stage1.json's checks against replicates.json's seen captions).")
 
 
 def _range(values: list[float]) -> str:
