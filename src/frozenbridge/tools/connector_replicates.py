@@ -27,6 +27,12 @@ def kept(folder: Path, key: str, values: dict[str, object], replicates: list[int
     return all(kept_replicate(folder, key, values, r) for r in replicates)
 
 
+def lowest(folder: Path, key: str, values: dict[str, object], replicate: int) -> bool:
+    """Whether `replicate` is below every replicate of the setting kept for this pipeline: its galleries are then the
+    setting's (the page shows the lowest replicate's), so a sitting of replicates 1 and 2 leaves replicate 0's."""
+    return not any(kept_replicate(folder, key, values, r) for r in range(replicate))
+
+
 def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with: str | None = "mlp") -> Path:
     """The setting over every replicate kept so far for this pipeline (`key`) and these values, whichever sitting
     made it (a sitting may run some replicates only): metrics/shapes/replicates.json and stage1.json merged replicate

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, holder, keep_examples, kept, kept_replicate,
-                                                     made_on, merge_setting, replicate_folder, where)
+                                                     lowest, made_on, merge_setting, replicate_folder, where)
 from frozenbridge.tools.connector_pipeline import pipeline, replicates_of, same_inputs
 from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, own_best
 from frozenbridge.tools.design_sweep.plan import spell
@@ -78,12 +78,6 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
         if not kept_replicate(folder, key, values, r):
             run_replicate(name, values, r, lowest(folder, key, values, r), root, results, extra, step)
     return merge_setting(folder, key, values, paired_with)
-
-
-def lowest(folder: Path, key: str, values: dict[str, object], replicate: int) -> bool:
-    """Whether `replicate` is below every replicate of the setting kept for this pipeline: its galleries are then the
-    setting's (the page shows the lowest replicate's), so a sitting of replicates 1 and 2 leaves replicate 0's."""
-    return not any(kept_replicate(folder, key, values, r) for r in range(replicate))
 
 
 def run_replicate(name: str, values: dict[str, object], replicate: int, first: bool, root: Path, results: Path,
