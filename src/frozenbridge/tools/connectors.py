@@ -80,12 +80,12 @@ def run_setting(name: str, values: dict[str, object], root: Path, results: Path,
     return merge_setting(folder, key, values, paired_with)
 
 
-def run_replicate(name: str, values: dict[str, object], replicate: int, first: bool, root: Path, results: Path,
+def run_replicate(name: str, values: dict[str, object], replicate: int, galleries: bool, root: Path, results: Path,
                   extra: tuple[str, ...] = (), step: bool = True) -> Path:
     """One replicate of a setting: its experiment, its metrics kept under results/name/replicates/<r>/ with
-    design.json (minutes, machine, precision), the galleries where it is the first replicate. With `step`, the
-    machine's benchmark step (tools.repro_timing) is measured before and after, since its minutes mean something
-    only beside the machine's speed at the time."""
+    design.json (minutes, machine, precision), and the setting's galleries where `galleries` (the lowest replicate
+    kept). With `step`, the machine's benchmark step (tools.repro_timing) is measured before and after, since its
+    minutes mean something only beside the machine's speed at the time."""
     import torch
 
     from frozenbridge.core.atomic import write_json
@@ -109,7 +109,7 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, first: b
                           note=f"{minutes:.1f} min for replicate {replicate} of this design's dvc exp run (stage 1, "
                                f"caption_qa, their evaluations and the analyses kept; the data and features "
                                f"{'from the cache' if cached else 'made first, as the workspace had none'})")
-            if first:
+            if galleries:
                 keep_examples(root, results / name, name)
     steps += [benchmark_step()] if step else []
     where = {**machine(torch.device("cpu"), quick=False), "cpu_model": cpu_model(), "bf16_path": bf16_path()}
