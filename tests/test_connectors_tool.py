@@ -196,7 +196,7 @@ def test_the_report_table_puts_each_design_beside_the_default_runs_mlp(tmp_path)
     (kept / "resampler-16/metrics/shapes").mkdir(parents=True)
     (kept / "resampler-16/design.json").write_text(json.dumps({"connector_params": 693824, "image_tokens": 16,
                                                                 "minutes": 31.6, "benchmark_step_seconds": [1.25, 0.9]}))
-    (kept / "resampler-16/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([20, 30, 25])))
+    (kept / "resampler-16/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([20, 30])))
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench/designs-cpu-2core.json").write_text(json.dumps({"rows": [
         {"measure": "resampler-16 (693,824 parameters, 16 image tokens): question step", "ratio": 1.35},
@@ -205,8 +205,9 @@ def test_the_report_table_puts_each_design_beside_the_default_runs_mlp(tmp_path)
     rows = connectors_table(tmp_path)
     mlp = next(r for r in rows if r.startswith("| mlp |"))
     resampler = next(r for r in rows if r.startswith("| resampler-16 |"))
-    assert "| 619,200 | 49 | — | 1.00× | — | seen | 50 [40–60]; gap 40 |" in mlp
-    assert "| 693,824 | 16 | 255 | 1.35× | 32 (1.25–0.90 s) | seen | 25 [20–30]; gap 15 |" in resampler
+    # each row says how many replicates its medians are over: a design can trail its MLP by a sitting
+    assert "| mlp | 3 | 619,200 | 49 | — | 1.00× | — | seen | 50 [40–60]; gap 40 |" in mlp
+    assert "| resampler-16 | 2 | 693,824 | 16 | 255 | 1.35× | 32 (1.25–0.90 s) | seen | 25 [20–30]; gap 15 |" in resampler
     assert rows.index(mlp) < rows.index(resampler)
 
 

@@ -127,15 +127,17 @@ def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
     out = [f"{view_sentences(root, view, 'table')} Each design went through stage 1 and caption_qa on the same paired "
            f"replicates (`python -m frozenbridge.tools.connectors`; {mlp}). Exact match %, median [lowest–highest] "
            "over the replicates, and the median gap:", "",
-           f"| design | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
-           f"minutes (benchmark step) | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
+           f"| design | replicates | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
+           f"minutes (benchmark step) | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
         minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}{_steps(facts, ' (', ')')}"
+        task, recipe = TASKS[0]
+        runs = len(per_replicate(metrics, recipe, TESTS[0][0], task))
         for i, (test, label) in enumerate(TESTS):
             cells = [_cell(per_replicate(metrics, recipe, test, task)) for task, recipe in TASKS]
-            lead = (f"{setting} | {facts['connector_params']:,} | {facts['image_tokens']} | "
+            lead = (f"{setting} | {runs} | {facts['connector_params']:,} | {facts['image_tokens']} | "
                     f"{step_flops(bench, setting)} | {'1.00×' if setting == 'mlp' else step_ratio(bench, setting)} | "
-                    f"{minutes}") if i == 0 else " | | | | |"
+                    f"{minutes}") if i == 0 else " | | | | | |"
             out.append(f"| {lead} | {label} | {' | '.join(cells)} |")
     return out + [""]
 
