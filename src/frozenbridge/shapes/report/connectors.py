@@ -127,8 +127,9 @@ def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
     out = [f"{view_sentences(root, view, 'table')} Each design went through stage 1 and caption_qa on the same paired "
            f"replicates (`python -m frozenbridge.tools.connectors`; {mlp}). Exact match %, median [lowest–highest] "
            "over the replicates, and the median gap:", "",
-           f"| design | replicates | trained parameters | image tokens | question step GFLOP | question step, MLP's / its | "
-           f"minutes (benchmark step) | pairs | {head} |", "|---|---:|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
+           f"| design | replicates | trained parameters | image tokens | question step GFLOP | "
+           f"question step, MLP's / its | minutes (benchmark step) | pairs | {head} |",
+           "|---|---:|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
         minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}{_steps(facts, ' (', ')')}"
         task, recipe = TASKS[0]
