@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -182,3 +183,36 @@ def test_the_benchmark_step_beside_minutes_is_before_after_for_one_replicate_and
     assert _steps({"benchmark_step_seconds": [0.99, 0.95]}, " (", ")") == " (0.99–0.95 s)"
     assert _steps({"benchmark_step_seconds": [1.18, 1.85, 0.92, 1.55]}, " (", ")") == " (0.92–1.85 s)"
     assert _steps({"benchmark_step_seconds": None}, " (", ")") == ""
+
+
+def test_stages_dvc_restores_from_its_run_cache_are_named_and_the_output_passed_on(tmp_path, capsys):
+    from frozenbridge.tools.workspace import run_experiment
+
+    lines = ["Stage 'shapes_encode' didn't change, skipping", "Stage 'shapes_stage1@4' is cached - skipping run, "
+             "checking out outputs", "Running stage 'shapes_summarize':", "Stage 'shapes_text' is cached - skipping "
+             "run, checking out outputs"]
+    script = "; ".join(f"print({line!r})" for line in lines)
+    assert run_experiment([sys.executable, "-c", script], tmp_path) == ["shapes_stage1@4", "shapes_text"]
+    assert capsys.readouterr().out.splitlines() == lines
+    with pytest.raises(subprocess.CalledProcessError):
+        run_experiment([sys.executable, "-c", "raise SystemExit(3)"], tmp_path)
+
+
+def test_a_replicate_restored_from_the_run_cache_is_kept_untimed_and_the_page_says_so(tmp_path):
+    from frozenbridge.shapes.report.connectors import _untimed
+    from frozenbridge.tools.connector_replicates import merge_setting, replicate_folder
+
+    values, folder = {"connector.design": "resampler"}, tmp_path / "resampler-16"
+    for r, minutes in ((0, 12.5), (1, None), (2, 10.0)):
+        (replicate_folder(folder, r) / "metrics/shapes").mkdir(parents=True)
+        cell = {str(r): {"right": 1.0, "gap": 1.0}}
+        (replicate_folder(folder, r) / "metrics/shapes/replicates.json").write_text(
+            json.dumps({"caption": {"seen": {"caption": cell}}}))
+        (replicate_folder(folder, r) / "design.json").write_text(json.dumps({
+            "connector_params": 7, "image_tokens": 16, "setting": values, "pipeline": "p", "replicate": r,
+            "minutes": minutes}))
+    facts = json.loads((merge_setting(folder, "p", values) / "design.json").read_text())
+    assert (facts["minutes"], facts["untimed"]) == (22.5, [1])
+    assert _untimed(facts) == " without replicate 1, restored from DVC's run cache"
+    assert _untimed({**facts, "untimed": [1, 2]}) == " without replicates 1, 2, restored from DVC's run cache"
+    assert _untimed({"minutes": 3.0}) == ""

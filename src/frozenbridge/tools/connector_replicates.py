@@ -37,7 +37,8 @@ def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with
     """The setting over every replicate kept so far for this pipeline (`key`) and these values, whichever sitting
     made it (a sitting may run some replicates only): metrics/shapes/replicates.json and stage1.json merged replicate
     by replicate, text.json and probes.json of its first kept replicate (the zero-gate check and the probes read
-    one), and design.json with its facts, its minutes summed, the replicates kept and the machines and precisions
+    one), and design.json with its facts, its minutes summed (`untimed`: replicates restored from DVC's run
+    cache, whose minutes are not their own), the replicates kept and the machines and precisions
     they ran on."""
     from frozenbridge.core.atomic import write_json
 
@@ -69,7 +70,8 @@ def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with
     write_json(folder / "design.json", {
         "connector_params": first["connector_params"], "image_tokens": first["image_tokens"],
         "setting": first["setting"], "pipeline": first["pipeline"], "replicates": done,
-        "minutes": round(sum(f["minutes"] for f in facts), 2),
+        "minutes": round(sum(f["minutes"] for f in facts if f["minutes"] is not None), 2),
+        **({"untimed": untimed} if (untimed := [f["replicate"] for f in facts if f["minutes"] is None]) else {}),
         "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
         **({"inside": first["inside"]} if first.get("inside") else {}),
         "machine": first.get("machine"), "machines": sorted({where(f) for f in facts}),

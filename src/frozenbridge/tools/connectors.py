@@ -13,7 +13,8 @@ the seeds depend on the replicate alone. Each replicate is kept under <view's fo
 soon as it ends (design.json: parameters, image tokens, minutes, the machine and its benchmark step before and
 after), and the workspace goes back to the commit's own outputs (`git checkout`, `dvc checkout`), also when the tool
 is stopped (Ctrl-C, SIGTERM). So a sitting that stops mid-setting loses only the replicate it was on; the next call
-starts at the first one missing. The setting's own folder merges its replicates.
+starts at the first one missing. The setting's own folder merges its replicates. A replicate whose stages DVC
+restores from its run cache (run before by a sitting stopped before it kept them) is kept untimed.
 
 A setting is kept for the default pipeline it ran beside: a hash of the commit's dvc.lock and params.yaml as far as
 the shapes study goes (its stages' entries; params less the other studies' sections). While they stay the same
@@ -47,7 +48,9 @@ from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, hold
 from frozenbridge.tools.connector_pipeline import pipeline, replicates_of, same_inputs
 from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, own_best
 from frozenbridge.tools.design_sweep.plan import spell
-from frozenbridge.tools.workspace import Terminated, changed_stages, git, precision_mismatch, restored, run_experiment
+from frozenbridge.tools.where_it_runs import stage_replicate
+from frozenbridge.tools.workspace import (Terminated, changed_stages, git, local_mlp_name, precision_mismatch, restored,
+                                         run_experiment)
 
 TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need
 KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/stage1.json",
@@ -100,20 +103,23 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
         cached = (root / "data/shapes/features").exists()  # else the experiment makes them, inside its minutes
         start = time.perf_counter()
         with restored(root):
-            run_experiment(command(values, (*extra, f"replicates=[{replicate}]")), root)
+            cached_runs = [s for s in run_experiment(command(values, (*extra, f"replicates=[{replicate}]")), root)
+                           if stage_replicate(s) == replicate]  # restored, not run: the minutes are not its own
             same_inputs(root)
-            minutes = (time.perf_counter() - start) / 60
+            minutes = None if cached_runs else (time.perf_counter() - start) / 60
             facts = design_facts(root)
             replicate_folder(results / name, replicate).parent.mkdir(parents=True, exist_ok=True)
             folder = save(f"{name}/replicates/{replicate}", root, base, results, only=list(KEPT),
-                          note=f"{minutes:.1f} min for replicate {replicate} of this design's dvc exp run (stage 1, "
-                               f"caption_qa, their evaluations and the analyses kept; the data and features "
+                          note=f"{f'{minutes:.1f} min' if minutes else 'untimed (restored from the run cache)'} for "
+                               f"replicate {replicate} of this design's dvc exp run (stage 1, caption_qa, their "
+                               f"evaluations and the analyses kept; the data and features "
                                f"{'from the cache' if cached else 'made first, as the workspace had none'})")
             if galleries:
                 keep_examples(root, results / name, name)
     steps += [benchmark_step()] if step else []
     where = {**machine(torch.device("cpu"), quick=False), "cpu_model": cpu_model(), "bf16_path": bf16_path()}
-    write_json(folder / "design.json", {**facts, "replicate": replicate, "minutes": round(minutes, 2),
+    write_json(folder / "design.json", {**facts, "replicate": replicate, "minutes": minutes and round(minutes, 2),
+                                        **({"restored_from_run_cache": cached_runs} if cached_runs else {}),
                                         "setting": values, "pipeline": pipeline(root), "machine": where,
                                         "benchmark_step_seconds": [round(s, 3) for s in steps] or None})
     return folder
@@ -215,19 +221,6 @@ def compare_here(todo: dict[str, dict[str, object]], mlp: dict[str, object], roo
                 run_replicate(name, values, r, lowest(results / name, key, values, r), root, results, extra, step)
                 done[name] = merge_setting(results / name, key, values, None if name == "mlp" else "mlp")
     return list(done.values())
-
-
-def local_mlp_name() -> str:
-    """The name of the MLP setting a machine unlike the default run's trains for its designs to pair with: its
-    device and precision, as `precision: auto` decides here (mlp@cpu-fp32, mlp@cpu-bf16, mlp@cuda-bf16)."""
-    from frozenbridge.core.config import read_yaml
-    from frozenbridge.core.device import pick_device
-    from frozenbridge.core.precision import use_bf16
-
-    raw = read_yaml(Path("params.yaml").read_text()) if Path("params.yaml").is_file() else {}
-    device = pick_device(raw.get("device", "auto"))
-    precision = (raw.get("shapes", {}).get("train", {}) or {}).get("precision", "auto")
-    return f"mlp@{device.type}-{'bf16' if use_bf16(precision, device) else 'fp32'}"
 
 
 def print_list(settings: dict[str, dict[str, object]], waiting: dict[str, str], mlp: dict[str, object] | None,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -48,11 +50,22 @@ def restored(root: Path):
             signal.signal(signal.SIGTERM, previous)
 
 
-def run_experiment(argv: list[str], root: Path) -> None:
+RESTORED = re.compile(r"Stage '([^']+)' is cached - skipping run")  # DVC's line for a run-cache restore
+
+
+def run_experiment(argv: list[str], root: Path) -> list[str]:
     """`dvc exp run` in its own process group, so that when this tool is stopped the stage it runs gets SIGTERM too
-    (and writes nothing after the restore); SIGKILL if dvc is still there 30 s later."""
-    proc = subprocess.Popen(argv, cwd=root, start_new_session=True)
+    (and writes nothing after the restore); SIGKILL if dvc is still there 30 s later. Its output is passed on as it
+    comes; returns the stages DVC restored from its run cache instead of running them (a run of the same stage,
+    deps and params made before, say by a sitting stopped before it kept its replicate): their time is not in
+    this run's."""
+    proc = subprocess.Popen(argv, cwd=root, start_new_session=True, stdout=subprocess.PIPE, text=True, bufsize=1)
+    restored_stages = []
     try:
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            restored_stages += RESTORED.findall(line)
         if proc.wait():
             raise subprocess.CalledProcessError(proc.returncode, argv)
     except BaseException:
@@ -66,6 +79,7 @@ def run_experiment(argv: list[str], root: Path) -> None:
             except subprocess.TimeoutExpired:
                 continue
         raise
+    return restored_stages
 
 
 def precision_mismatch(root: Path) -> str | None:
@@ -127,3 +141,16 @@ def changed_stages(root: Path) -> list[str]:
     report = json.loads(subprocess.run(["dvc", "status", "--json"], cwd=root, check=True, capture_output=True,
                                        text=True).stdout or "{}")
     return [stage for stage, changes in report.items() if not all(_only_missing(root, c) for c in changes)]
+
+
+def local_mlp_name() -> str:
+    """The name of the MLP setting a machine unlike the default run's trains for its designs to pair with: its
+    device and precision, as `precision: auto` decides here (mlp@cpu-fp32, mlp@cpu-bf16, mlp@cuda-bf16)."""
+    from frozenbridge.core.config import read_yaml
+    from frozenbridge.core.device import pick_device
+    from frozenbridge.core.precision import use_bf16
+
+    raw = read_yaml(Path("params.yaml").read_text()) if Path("params.yaml").is_file() else {}
+    device = pick_device(raw.get("device", "auto"))
+    precision = (raw.get("shapes", {}).get("train", {}) or {}).get("precision", "auto")
+    return f"mlp@{device.type}-{'bf16' if use_bf16(precision, device) else 'fp32'}"

@@ -84,6 +84,14 @@ def designs(root: Path, view: str = EQUAL_SETTINGS) -> dict[str, tuple[dict, Pat
     return out
 
 
+def _untimed(facts: dict) -> str:
+    """" without replicate 4, restored from DVC's run cache" where a replicate's stages were not run by the sitting
+    that kept it (a sitting stopped before keeping them had run them): its minutes would be the restore's."""
+    untimed = facts.get("untimed")
+    return f" without replicate{'s' * (len(untimed) > 1)} {', '.join(map(str, untimed))}, restored from DVC's " \
+        "run cache" if untimed else ""
+
+
 def _steps(facts: dict, before: str, after: str) -> str:
     """The machine's benchmark step around the design's minutes, "0.99–0.95 s" (before–after) for one replicate,
     "0.92–1.85 s" (lowest–highest) over several, or nothing where it was not measured: machines, and one machine
@@ -131,7 +139,8 @@ def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
            f"question step, MLP's / its | minutes (benchmark step) | pairs | {head} |",
            "|---|---:|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
-        minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}{_steps(facts, ' (', ')')}"
+        minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}{_untimed(facts)}" \
+            f"{_steps(facts, ' (', ')')}"
         task, recipe = TASKS[0]
         runs = len(per_replicate(metrics, recipe, TESTS[0][0], task))
         for i, (test, label) in enumerate(TESTS):
@@ -193,7 +202,8 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
             f"and took {1 / row['ratio']:.2f}× the MLP's time (the designs benchmark)") if row else \
         "its step is not benchmarked yet"
     minutes = "" if facts.get("minutes") is None else \
-        f", and its comparison took {facts['minutes']:.0f} minutes{_steps(facts, ' (the benchmark step ', ')')}"
+        f", and its comparison took {facts['minutes']:.0f} minutes{_untimed(facts)}" \
+        f"{_steps(facts, ' (the benchmark step ', ')')}"
     pair = partner(found, setting)
     paired_note = "" if pair == "mlp" else \
         f" It is paired with {pair}, an MLP trained on its own machine and precision, not the default run's."
