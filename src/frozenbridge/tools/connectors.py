@@ -121,7 +121,7 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
     write_json(folder / "design.json", {**facts, "replicate": replicate, "minutes": minutes and round(minutes, 2),
                                         **({"restored_from_run_cache": cached_runs} if cached_runs else {}),
                                         "setting": values, "pipeline": pipeline(root), "machine": where,
-                                        "benchmark_step_seconds": [round(s, 3) for s in steps] or None})
+                                        "benchmark_step_seconds": minutes and [round(s, 3) for s in steps] or None})
     return folder
 
 
