@@ -32,7 +32,7 @@ from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.design_sweep.curves import (Point, best_within, check_curve, is_flat, share_at, steps_to,
                                                     still_learning, within)
 from frozenbridge.tools.design_sweep.plan import Plan
-from frozenbridge.tools.verdicts.rules import HOLDS, OPEN, Ahead, paired_cell
+from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Ahead, paired_cell
 
 VIEWS = ("equal_steps", "steps_to_threshold", "best_within_cap")
 
@@ -122,10 +122,11 @@ def _decide(view: str, label: str, diffs: list) -> Verdict:
     listed = f"{label}: {', '.join(f'{d:+g}' for d in diffs)}"
     cell = paired_cell(listed, diffs, 100)
     verdict, why = Ahead("first").cell(cell)
-    if verdict == HOLDS:
+    if verdict in (HOLDS, FAILS):  # which side of zero, in words that stay true when a claim expects the MLP ahead
         p = cell.paired
         why = (f"{listed}: interval [{p['interval']['low']:+g}, {p['interval']['high']:+g}] covers the median with "
-               f"{100 * p['interval']['coverage']:g}%, {p['replicates']} replicates, above zero")
+               f"{100 * p['interval']['coverage']:g}%, {p['replicates']} replicates, "
+               f"{'above' if verdict == HOLDS else 'below'} zero")
     return Verdict(view, verdict, why)
 
 

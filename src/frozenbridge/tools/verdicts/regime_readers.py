@@ -9,6 +9,7 @@ steps, at most `max_steps`); a curve is flat when its last FLAT_CHECKS checks ad
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -19,7 +20,7 @@ from frozenbridge.tools.design_sweep.plan import Plan
 from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
 from frozenbridge.tools.verdicts.connector_readers import run_command
 from frozenbridge.tools.verdicts.readers import Sources
-from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, Cell, Evidence
+from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Cell, Evidence
 
 FLAT_CHECKS, FLAT_GAIN = 4, 2.0  # a stage-1 curve whose last 4 checks add less than 2 points is flat
 VIEWS = {"steps": (steps_to_threshold, "fewer stage-1 steps to the stop rule's share of training captions exact"),
@@ -42,9 +43,12 @@ class AtTheView:
 
     def cell(self, cell: Cell) -> tuple[str, str]:
         verdict = cell.values[0]
-        turned = verdict.verdict if self.expect == "first" else {HOLDS: FAILS, FAILS: HOLDS}.get(verdict.verdict,
-                                                                                               verdict.verdict)
-        return turned, cell.label + ": " + verdict.reason
+        if self.expect == "first":
+            return verdict.verdict, cell.label + ": " + verdict.reason
+        turn = {HOLDS: FAILS, FAILS: HOLDS}
+        # a "still learning" reason says what the view would decide otherwise: turned too, so it speaks for the claim
+        reason = re.sub(f"otherwise ({HOLDS}|{FAILS}):", lambda m: f"otherwise {turn[m.group(1)]}:", verdict.reason)
+        return turn.get(verdict.verdict, verdict.verdict), cell.label + ": " + reason
 
 
 def stage1_plan(root, setting: dict | None = None) -> Plan:
@@ -82,6 +86,7 @@ def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sourc
         plan = stage1_plan(s.root, found[first][0].get("setting"))
         n = min(len(mine), len(theirs))
         verdict = VIEWS[view][0](mine[:n], theirs[:n], plan, first)
-        return Evidence([Cell(f"{first} − {other}", (verdict,))], verdict.reason,
+        shown = re.sub(f"otherwise ({HOLDS}|{FAILS}|{OPEN}): ", "", verdict.reason)  # the verdict column judges
+        return Evidence([Cell(f"{first} − {other}", (verdict,))], shown,
                         f"{kept}/{first}/metrics/shapes/stage1.json, the MLP's stage1.json")
     return read
