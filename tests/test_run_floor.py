@@ -65,8 +65,14 @@ def test_the_results_page_says_the_floor_beside_the_timed_run(tmp_path):
     saved = {**repro(AMX), "machine": {"cpu": "2 cores, x86_64", "device": "cpu", "torch": "2.13.0+cpu",
                                        "date": "2026-12-05", **AMX},
              "benchmark_step_seconds": 1.1, "total_seconds": 3000.0, "training_steps_seconds": 1030.0,
-             "categories": {"data": 60.0, "training": 1500.0}, "stage_count": 20}
+             "categories": {"data": 60.0, "training": 1500.0}, "stage_count": 20,
+             "stages": {"shapes_data": 60.0, "shapes_stage1@0": 260.0, "shapes_stage1@1": 310.0,
+                        "shapes_train@qa-0": 170.0, "shapes_train@caption_qa-0": 80.0, "shapes_evaluate@qa-0": 100.0,
+                        "audit_train": 210.0}}
     text = repro_time(saved, tmp_path)[0]
+    # the shapes stages took 980 s, 740 of them in the counted steps: the other 240 s beside the 510 s floor
+    assert "(4 min 00 s: data, evaluation, start-ups, analyses)" in text
+    assert "the shapes study at that floor would take 12 min 30 s (it took 16 min 20 s)" in text
     assert "4 stage-1 and question-recipe stages spent 12 min 20 s inside their training steps" in text
     assert "come to 8 min 30 s, 1.45× less" in text and "bench/floor-cpu-2core-amx.json" in text
     assert "Left out: shapes_train@caption_qa_lora-0, audit_train" in text

@@ -61,12 +61,16 @@ def _at_floor(saved: dict, root: Path | None) -> str:
         return ""
     s = found["studies"]["shapes"]
     left = f" Left out: {', '.join(found['left_out'])} (no floor at their sizes)." if found["left_out"] else ""
+    shapes = sum(seconds for stage, seconds in saved["stages"].items() if stage.startswith("shapes_"))
+    rest = shapes - s["steps_seconds"]
     return (f" At its floor (`python -m frozenbridge.tools.run_floor`): the shapes study's {len(s['stages'])} stage-1 "
             f"and question-recipe stages spent {_minutes(s['steps_seconds'])} inside their training steps; those "
             f"steps' matrix products alone, at the floor `bench floor` timed on the same CPU (bench/"
             f"{found['floor_file']}), come to {_minutes(s['floor_seconds'])}, "
             f"{s['steps_seconds'] / s['floor_seconds']:.2f}× less. No cut of the step's overhead goes below that; "
-            f"a shorter run needs fewer or smaller steps, or a faster machine.{left}")
+            f"a shorter run needs fewer or smaller steps, or a faster machine. With its other stages as this run "
+            f"timed them ({_minutes(rest)}: data, evaluation, start-ups, analyses), the shapes study at that floor "
+            f"would take {_minutes(rest + s['floor_seconds'])} (it took {_minutes(shapes)}).{left}")
 
 
 def command_one_time(saved: dict, replicates: int) -> list[str]:
