@@ -65,13 +65,10 @@ def test_the_results_page_says_the_floor_beside_the_timed_run(tmp_path):
     saved = {**repro(AMX), "machine": {"cpu": "2 cores, x86_64", "device": "cpu", "torch": "2.13.0+cpu",
                                        "date": "2026-12-05", **AMX},
              "benchmark_step_seconds": 1.1, "total_seconds": 3000.0, "training_steps_seconds": 1030.0,
-             "categories": {"data": 60.0, "training": 1500.0}, "stage_count": 20,
-             "stages": {"shapes_data": 60.0, "shapes_stage1@0": 260.0, "shapes_stage1@1": 310.0,
-                        "shapes_train@qa-0": 170.0, "shapes_train@caption_qa-0": 80.0, "shapes_evaluate@qa-0": 100.0,
-                        "audit_train": 210.0}}
+             "categories": {"data": 60.0, "training": 1500.0, "audit study": 2020.0}, "stage_count": 20}
     text = repro_time(saved, tmp_path)[0]
-    # the shapes stages took 980 s, 740 of them in the counted steps: the other 240 s beside the 510 s floor
-    assert "(4 min 00 s: data, evaluation, start-ups, analyses)" in text
+    # the shapes study took 3000 - 2020 = 980 s, 740 of them in the counted steps: 240 s beside the 510 s floor
+    assert "so the shapes study 16 min 20 s" in text and "(4 min 00 s: data, evaluation, start-ups, analyses)" in text
     assert "the shapes study at that floor would take 12 min 30 s (it took 16 min 20 s)" in text
     assert "4 stage-1 and question-recipe stages spent 12 min 20 s inside their training steps" in text
     assert "come to 8 min 30 s, 1.45× less" in text and "bench/floor-cpu-2core-amx.json" in text
@@ -107,3 +104,23 @@ def test_a_timed_runs_log_gives_back_its_step_counts_and_refuses_another_runs_lo
     assert saved["training_steps_by_stage"]["audit_train"] == 200.5 and saved["total_seconds"] == 900.0
     proc = _steps_from(tmp_path, {"training_steps_seconds": 591.0})
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "another run's log" in proc.stderr
+
+
+def test_the_stages_dvc_skipped_are_kept_and_the_page_says_the_time_leaves_them_out(tmp_path):
+    from frozenbridge.tools.repro_report import repro_time
+    from frozenbridge.tools.repro_timing import StageLog, step_fields
+
+    log = StageLog()
+    for line in ["Running stage 'shapes_stage1@0':", "INFO frozenbridge.train: stage1/0: 250 steps in 200.5 s, 0.80 s",
+                 "Stage 'shapes_text' didn't change, skipping", "Stage 'headline' didn't change, skipping",
+                 "Stage 'shapes_codebook' is cached - skipping run, checking out outputs"]:
+        log.read(line)
+    fields = step_fields(log)
+    assert fields["skipped_stages"] == ["shapes_text", "headline", "shapes_codebook"]
+    saved = {"machine": {"cpu": "2 cores, x86_64", "device": "cpu", "torch": "2.13.0+cpu", "date": "2026-12-06"},
+             "benchmark_step_seconds": 1.0, "total_seconds": 600.0, "categories": {"training": 300.0},
+             "stage_count": 1, "stages": {"shapes_stage1@0": 300.0}, **fields}
+    text = repro_time(saved)[0]
+    assert "`dvc repro` of 1 stages (3 more were up to date" in text and "shapes_text, headline, shapes_codebook)" \
+        in text and "of every stage" not in text
+    assert "`dvc repro` of every stage took" in repro_time({**saved, "skipped_stages": []})[0]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frozenbridge.tools.headline_tables import STUDY_LABELS
 from frozenbridge.tools.run_floor import run_floor
-from frozenbridge.tools.where_it_runs import stage_replicate, timed_replicates
+from frozenbridge.tools.where_it_runs import category, stage_replicate, timed_replicates
 
 OTHER_STUDIES = ("digits", "retrieval", "onetoken", "audit")  # timed apart from the shapes study
 
@@ -40,9 +40,11 @@ def cpu_label(m: dict) -> str:
 def repro_time(saved: dict, root: Path | None = None) -> list[str]:
     """`python -m frozenbridge.tools.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
     m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
-    steps = saved["training_steps_seconds"]
+    by_stage = saved.get("training_steps_by_stage")  # the shapes training stages' own steps (the audit's are its study's)
+    steps = sum(v for k, v in by_stage.items() if category(k) == "training") if by_stage else \
+        saved["training_steps_seconds"]
     rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
-    return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` of every stage took "
+    return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` {_which(saved)} took "
             f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{cpu_label(m)} "
             f"(torch {m['torch']}) whose benchmark step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
             f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
@@ -54,6 +56,16 @@ def repro_time(saved: dict, root: Path | None = None) -> list[str]:
             f"prints it first).{_at_floor(saved, root)}", ""]
 
 
+def _which(saved: dict) -> str:
+    """Which stages the timed run ran: every one, or all but those DVC found up to date (a clean clone's analyses,
+    whose inputs came out as committed), which are then not in its time."""
+    skipped = saved.get("skipped_stages")
+    if not skipped:
+        return "of every stage"
+    return (f"of {saved['stage_count']} stages ({len(skipped)} more were up to date, their inputs the same bytes as "
+            f"committed, so DVC skipped them and they are not in this time: {', '.join(skipped)})")
+
+
 def _at_floor(saved: dict, root: Path | None) -> str:
     """The run's shapes training against its floor on the same CPU (tools.run_floor), where both were measured."""
     found = run_floor(saved, root / "bench") if root is not None else None
@@ -61,7 +73,7 @@ def _at_floor(saved: dict, root: Path | None) -> str:
         return ""
     s = found["studies"]["shapes"]
     left = f" Left out: {', '.join(found['left_out'])} (no floor at their sizes)." if found["left_out"] else ""
-    shapes = sum(seconds for stage, seconds in saved["stages"].items() if stage.startswith("shapes_"))
+    shapes = saved["total_seconds"] - sum(saved["categories"].get(f"{name} study", 0.0) for name in OTHER_STUDIES)
     rest = shapes - s["steps_seconds"]
     return (f" At its floor (`python -m frozenbridge.tools.run_floor`): the shapes study's {len(s['stages'])} stage-1 "
             f"and question-recipe stages spent {_minutes(s['steps_seconds'])} inside their training steps; those "

@@ -29,9 +29,11 @@ import torch
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.stage import run_cli
+from frozenbridge.tools.where_it_runs import category
 
 STAGE = re.compile(r"Running stage '([^']+)'")
 STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")
+SKIPPED = re.compile(r"Stage '([^']+)' (?:didn't change, skipping|is cached - skipping run)")
 
 
 def cpu_model() -> str:
@@ -79,29 +81,22 @@ def benchmark_step(reps: int = 5) -> float:
     return timed(train_step(vlm, feats, caption_items(16)), reps)
 
 
-def category(stage: str) -> str:
-    """The kind of a stage, for the time split: the shapes study's data, training, evaluation, summaries and figures;
-    every other study as a whole."""
-    name = stage.split("@")[0]
-    study, _, job = name.partition("_")
-    if study in ("digits", "retrieval", "onetoken", "audit"):
-        return f"{study} study"
-    return {"data": "data", "encode": "data", "stage1": "training", "train": "training",
-            "evaluate": "evaluation"}.get(job if study == "shapes" else "", "summaries and figures")
-
-
 class StageLog:
-    """What `dvc repro`'s output says, line by line: each stage's start (`at` seconds), and the training steps and
-    their seconds each stage's own log reports ("<run>: N steps in S s")."""
+    """What `dvc repro`'s output says, line by line: each stage's start (`at` seconds), the stages it did not run (up
+    to date, or restored from the run cache), and the training steps and their seconds each stage's own log reports
+    ("<run>: N steps in S s")."""
 
     def __init__(self):
         self.marks: list[tuple[str, float]] = []
         self.steps: dict[str, float] = {}
         self.counts: dict[str, int] = {}
+        self.skipped: list[str] = []
 
     def read(self, text: str, at: float = 0.0) -> None:
         if m := STAGE.search(text):
             self.marks.append((m.group(1), at))
+        elif m := SKIPPED.search(text):
+            self.skipped.append(m.group(1))
         elif (m := STEPS.search(text)) and self.marks:
             stage = self.marks[-1][0]
             self.steps[stage] = self.steps.get(stage, 0.0) + float(m.group(3))
@@ -133,7 +128,8 @@ def step_fields(log: StageLog) -> dict:
     """The timing's fields read from the stages' own logs."""
     return {"training_steps_seconds": round(sum(log.steps.values()), 1),
             "training_steps_by_stage": {k: round(v, 1) for k, v in log.steps.items()},
-            "training_step_counts": log.counts}  # with bench/floor-*.json: the run at its floor (tools.run_floor)
+            "training_step_counts": log.counts,  # with bench/floor-*.json: the run at its floor (tools.run_floor)
+            "skipped_stages": log.skipped}  # not run, so not in the time: a clean clone's unchanged analyses
 
 
 def main() -> None:

@@ -22,6 +22,17 @@ def stage_replicate(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def category(stage: str) -> str:
+    """The kind of a stage, for the time split: the shapes study's data, training, evaluation, summaries and figures;
+    every other study as a whole."""
+    name = stage.split("@")[0]
+    study, _, job = name.partition("_")
+    if study in ("digits", "retrieval", "onetoken", "audit"):
+        return f"{study} study"
+    return {"data": "data", "encode": "data", "stage1": "training", "train": "training",
+            "evaluate": "evaluation"}.get(job if study == "shapes" else "", "summaries and figures")
+
+
 def timed_replicates(repro: dict) -> set[int]:
     """The replicates a timed `dvc repro` (bench/repro.json) ran."""
     return {r for name in repro["stages"] if (r := stage_replicate(name)) is not None}
