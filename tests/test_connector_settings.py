@@ -216,3 +216,8 @@ def test_a_replicate_restored_from_the_run_cache_is_kept_untimed_and_the_page_sa
     assert _untimed(facts) == " without replicate 1, restored from DVC's run cache"
     assert _untimed({**facts, "untimed": [1, 2]}) == " without replicates 1, 2, restored from DVC's run cache"
     assert _untimed({"minutes": 3.0}) == ""
+    for r in (0, 2):  # none timed: no minutes at all, never 0
+        design = replicate_folder(folder, r) / "design.json"
+        design.write_text(json.dumps({**json.loads(design.read_text()), "minutes": None}))
+    facts = json.loads((merge_setting(folder, "p", values) / "design.json").read_text())
+    assert (facts["minutes"], facts["untimed"]) == (None, [0, 1, 2])

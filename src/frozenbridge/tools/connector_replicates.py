@@ -70,7 +70,8 @@ def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with
     write_json(folder / "design.json", {
         "connector_params": first["connector_params"], "image_tokens": first["image_tokens"],
         "setting": first["setting"], "pipeline": first["pipeline"], "replicates": done,
-        "minutes": round(sum(f["minutes"] for f in facts if f["minutes"] is not None), 2),
+        "minutes": round(sum(timed), 2) if (timed := [f["minutes"] for f in facts if f["minutes"] is not None])
+        else None,
         **({"untimed": untimed} if (untimed := [f["replicate"] for f in facts if f["minutes"] is None]) else {}),
         "benchmark_step_seconds": [s for f in facts for s in (f.get("benchmark_step_seconds") or [])] or None,
         **({"inside": first["inside"]} if first.get("inside") else {}),

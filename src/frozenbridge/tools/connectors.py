@@ -106,11 +106,12 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
             cached_runs = [s for s in run_experiment(command(values, (*extra, f"replicates=[{replicate}]")), root)
                            if stage_replicate(s) == replicate]  # restored, not run: the minutes are not its own
             same_inputs(root)
-            minutes = None if cached_runs else (time.perf_counter() - start) / 60
+            minutes = None if cached_runs else round((time.perf_counter() - start) / 60, 2)
+            took = "untimed (restored from the run cache)" if minutes is None else f"{minutes:.1f} min"
             facts = design_facts(root)
             replicate_folder(results / name, replicate).parent.mkdir(parents=True, exist_ok=True)
             folder = save(f"{name}/replicates/{replicate}", root, base, results, only=list(KEPT),
-                          note=f"{f'{minutes:.1f} min' if minutes else 'untimed (restored from the run cache)'} for "
+                          note=f"{took} for "
                                f"replicate {replicate} of this design's dvc exp run (stage 1, caption_qa, their "
                                f"evaluations and the analyses kept; the data and features "
                                f"{'from the cache' if cached else 'made first, as the workspace had none'})")
@@ -118,10 +119,11 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
                 keep_examples(root, results / name, name)
     steps += [benchmark_step()] if step else []
     where = {**machine(torch.device("cpu"), quick=False), "cpu_model": cpu_model(), "bf16_path": bf16_path()}
-    write_json(folder / "design.json", {**facts, "replicate": replicate, "minutes": minutes and round(minutes, 2),
+    steps = [] if minutes is None else [round(s, 3) for s in steps]  # the machine's speed around timed minutes only
+    write_json(folder / "design.json", {**facts, "replicate": replicate, "minutes": minutes,
                                         **({"restored_from_run_cache": cached_runs} if cached_runs else {}),
                                         "setting": values, "pipeline": pipeline(root), "machine": where,
-                                        "benchmark_step_seconds": minutes and [round(s, 3) for s in steps] or None})
+                                        "benchmark_step_seconds": steps or None})
     return folder
 
 

@@ -30,10 +30,11 @@ import torch
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.stage import run_cli
 from frozenbridge.tools.where_it_runs import category
+from frozenbridge.tools.workspace import RESTORED
 
 STAGE = re.compile(r"Running stage '([^']+)'")
 STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")
-SKIPPED = re.compile(r"Stage '([^']+)' (?:didn't change, skipping|is cached - skipping run)")
+UNCHANGED = re.compile(r"Stage '([^']+)' didn't change, skipping")  # and RESTORED: run-cache restores
 
 
 def cpu_model() -> str:
@@ -95,7 +96,7 @@ class StageLog:
     def read(self, text: str, at: float = 0.0) -> None:
         if m := STAGE.search(text):
             self.marks.append((m.group(1), at))
-        elif m := SKIPPED.search(text):
+        elif m := UNCHANGED.search(text) or RESTORED.search(text):
             self.skipped.append(m.group(1))
         elif (m := STEPS.search(text)) and self.marks:
             stage = self.marks[-1][0]
