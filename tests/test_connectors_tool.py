@@ -557,3 +557,36 @@ def test_a_sitting_of_some_replicates_merges_every_replicate_kept_for_the_pipeli
         assert json.loads((results / name / "design.json").read_text())["replicates"] == [0, 1]
         merged = json.loads((results / name / "metrics/shapes/replicates.json").read_text())
         assert merged["caption"]["seen"]["caption"] == {"0": {"right": 0.0, "gap": 1.0}, "1": {"right": 10.0, "gap": 1.0}}
+
+
+def test_a_replicate_folder_appears_only_with_its_design_json(tmp_path, monkeypatch):
+    """run_replicate keeps the metrics and design.json in one step: a sitting stopped just after (here, while the
+    galleries are drawn) leaves a folder that says its minutes and pipeline, never metrics alone."""
+    from contextlib import nullcontext
+
+    from frozenbridge.tools import repro_timing
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="replicates: [0]\n")
+    for name in connectors.KEPT:
+        (tmp_path / "metrics" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "metrics" / name).write_text("{}")
+    monkeypatch.setattr(connectors, "run_experiment", lambda argv, root: [])
+    monkeypatch.setattr(connectors, "restored", lambda root: nullcontext())
+    monkeypatch.setattr(connectors, "same_inputs", lambda root: None)
+    monkeypatch.setattr(connectors, "design_facts", lambda root: {"connector_params": 7, "image_tokens": 16})
+    monkeypatch.setattr(repro_timing, "benchmark_step", lambda: 0.9)
+
+    def stopped(*args):
+        raise Terminated("the sitting ends")
+
+    monkeypatch.setattr(connectors, "keep_examples", stopped)
+    values = SETTINGS["resampler-16"]
+    with pytest.raises(Terminated):
+        connectors.run_replicate("resampler-16", values, 0, True, tmp_path, tmp_path / "results")
+    folder = connectors.replicate_folder(tmp_path / "results/resampler-16", 0)
+    design = json.loads((folder / "design.json").read_text())
+    assert (design["replicate"], design["benchmark_step_seconds"], design["pipeline"]) == (0, [0.9, 0.9],
+                                                                                            pipeline(tmp_path))
+    assert design["minutes"] is not None and (folder / "metrics/shapes/scores.json").is_file()
+    assert kept(tmp_path / "results/resampler-16", pipeline(tmp_path), values, [0])

@@ -59,6 +59,23 @@ def test_save_keeps_only_the_metrics_named_and_the_note(tmp_path):
         save("qwen", work, base, tmp_path / "results", only=["shapes/probes.json"])
 
 
+
+def test_a_kept_folder_appears_with_its_extra_files_or_not_at_all(tmp_path):
+    """tools.connectors keeps a replicate's design.json this way: a sitting stopped while it is written must not
+    leave the replicate's metrics without it, looking kept."""
+    work = tmp_path / "exp"
+    (work / "metrics" / "shapes").mkdir(parents=True)
+    (work / "params.yaml").write_text("seed: 0\n")
+    (work / "metrics" / "shapes" / "scores.json").write_text("{}")
+    base = tmp_path / "params.yaml"
+    base.write_text("seed: 0\n")
+    out = save("mlp/replicates/3", work, base, tmp_path / "results", files={"design.json": {"replicate": 3}})
+    assert json.loads((out / "design.json").read_text()) == {"replicate": 3}
+    with pytest.raises(TypeError):  # what cannot be written stops the folder from appearing, with its metrics
+        save("mlp/replicates/4", work, base, tmp_path / "results", files={"design.json": {"step": object()}})
+    assert not (tmp_path / "results" / "mlp" / "replicates" / "4").exists()
+    assert sorted(p.name for p in (tmp_path / "results" / "mlp" / "replicates").iterdir()) == ["3"]
+
 def test_save_refuses_a_folder_without_metrics(tmp_path):
     with pytest.raises(FrozenbridgeError, match="no params.yaml and metrics"):
         save("x", tmp_path, tmp_path / "params.yaml", tmp_path / "results")

@@ -91,7 +91,6 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
     minutes mean something only beside the machine's speed at the time."""
     import torch
 
-    from frozenbridge.core.atomic import write_json
     from frozenbridge.core.measure import machine
     from frozenbridge.tools.repro_timing import benchmark_step, bf16_path, cpu_model
     from frozenbridge.tools.snapshot import save
@@ -108,22 +107,23 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
             same_inputs(root)
             minutes = None if cached_runs else round((time.perf_counter() - start) / 60, 2)
             took = "untimed (restored from the run cache)" if minutes is None else f"{minutes:.1f} min"
-            facts = design_facts(root)
+            steps += [benchmark_step()] if step else []
+            where = {**machine(torch.device("cpu"), quick=False), "cpu_model": cpu_model(), "bf16_path": bf16_path()}
+            steps = [] if minutes is None else [round(s, 3) for s in steps]  # the machine's speed around timed minutes
+            design = {**design_facts(root), "replicate": replicate, "minutes": minutes,
+                      **({"restored_from_run_cache": cached_runs} if cached_runs else {}),
+                      "setting": values, "pipeline": pipeline(root), "machine": where,
+                      "benchmark_step_seconds": steps or None}
             replicate_folder(results / name, replicate).parent.mkdir(parents=True, exist_ok=True)
+            # design.json goes in with the metrics: a sitting stopped here leaves no folder without it
             folder = save(f"{name}/replicates/{replicate}", root, base, results, only=list(KEPT),
                           note=f"{took} for "
                                f"replicate {replicate} of this design's dvc exp run (stage 1, caption_qa, their "
                                f"evaluations and the analyses kept; the data and features "
-                               f"{'from the cache' if cached else 'made first, as the workspace had none'})")
+                               f"{'from the cache' if cached else 'made first, as the workspace had none'})",
+                          files={"design.json": design})
             if galleries:
                 keep_examples(root, results / name, name)
-    steps += [benchmark_step()] if step else []
-    where = {**machine(torch.device("cpu"), quick=False), "cpu_model": cpu_model(), "bf16_path": bf16_path()}
-    steps = [] if minutes is None else [round(s, 3) for s in steps]  # the machine's speed around timed minutes only
-    write_json(folder / "design.json", {**facts, "replicate": replicate, "minutes": minutes,
-                                        **({"restored_from_run_cache": cached_runs} if cached_runs else {}),
-                                        "setting": values, "pipeline": pipeline(root), "machine": where,
-                                        "benchmark_step_seconds": steps or None})
     return folder
 
 

@@ -45,9 +45,11 @@ def _commit(workspace: Path) -> str | None:
 
 
 def save(name: str, workspace: Path, base_params: Path, results: Path, only: list[str] | None = None,
-         note: str | None = None) -> Path:
+         note: str | None = None, files: dict[str, object] | None = None) -> Path:
     """`only`: the metrics files to keep (paths under metrics/, e.g. shapes/scores.json), when the experiment ran
-    part of the pipeline and the rest of its metrics/ is the checkout's own; `note`: how it was run, in words."""
+    part of the pipeline and the rest of its metrics/ is the checkout's own; `note`: how it was run, in words;
+    `files`: more JSON files for the folder (name: content), written with the rest, so a folder never appears
+    without them."""
     metrics = sorted((workspace / "metrics").rglob("*.json"))
     if only is not None:
         missing = [m for m in only if not (workspace / "metrics" / m).is_file()]
@@ -67,6 +69,8 @@ def save(name: str, workspace: Path, base_params: Path, results: Path, only: lis
         command = "dvc exp run " + " ".join(f"-S '{k}={_spell(v)}'" for k, v in changed.items())
         write_json(tmp / "experiment.json", {"name": name, "params_changed": changed, "command": command,
                                              "commit": _commit(workspace), **({"note": note} if note else {})})
+        for file, content in (files or {}).items():
+            write_json(tmp / file, content)
     return out
 
 
