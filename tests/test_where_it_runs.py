@@ -74,3 +74,33 @@ def test_the_measured_training_time_is_quoted_only_beside_a_forecast_of_as_many_
     write(bench, "repro.json", {"machine": {"bf16_path": "AMX + AVX512-BF16"}, "training_steps_seconds": 1020.0,
                                 "stages": {**stages, "shapes_stage1@2": 200.0, "shapes_train@qa-4": 300.0}})
     assert "dvc repro" not in where_it_runs(bench)[-2]
+
+
+def test_each_row_names_the_day_it_ran_and_the_heading_none(tmp_path):
+    """The three commands run on different days (a quick look redone, a forecast kept): a single date in the heading
+    would be false for some row."""
+    from frozenbridge.tools.where_it_runs import QUICK
+
+    bench = tmp_path / "bench"
+    write(bench, FORECAST, forecast(1.0, 4.5))
+    write(bench, QUICK, {"machine": {**MACHINE, "date": "2026-12-06"}, "steps": 200, "train_pictures": 1000,
+                         "exact": 41, "of": 60, "seconds": 330.0,
+                         "stage_seconds": {"pictures": 12.0, "encode": 48.0, "train": 230.0}})
+    heading, _, _, _, bf16, fp32, quick = where_it_runs(bench)
+    assert "2026-12" not in heading and heading.startswith("Time a step and what it comes to, measured on CPU, 2 cores")
+    assert "(`tools.forecast`, 2026-12-02) |" in bf16 and "(`tools.forecast --precision fp32`, 2026-12-02) |" in fp32
+    assert "(`frozenbridge quick-look`, 2026-12-06) |" in quick
+
+
+def test_the_measured_training_time_beside_the_forecast_is_the_shapes_studys_steps_only(tmp_path):
+    """The forecast is of the shapes training; the audit's steps, which the timing also counts, are not part of it."""
+    bench = tmp_path / "bench"
+    saved = forecast(1.0, 4.0)
+    for row in saved["rows"]:
+        row["replicates"] = 1
+    write(bench, FORECAST, saved)
+    by_stage = {"shapes_stage1@0": 600.0, "shapes_train@qa-0": 420.0, "audit_train": 240.0}
+    write(bench, "repro.json", {"machine": {"bf16_path": "AMX + AVX512-BF16"}, "training_steps_seconds": 1260.0,
+                                "training_steps_by_stage": by_stage,
+                                "stages": {"shapes_stage1@0": 610.0, "shapes_train@qa-0": 430.0}})
+    assert "the last `dvc repro` spent 17 min inside them" in where_it_runs(bench)[-2]  # 1,020 s, not 1,260

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frozenbridge.tools.headline_tables import STUDY_LABELS
 from frozenbridge.tools.run_floor import run_floor
-from frozenbridge.tools.where_it_runs import category, stage_replicate, timed_replicates
+from frozenbridge.tools.where_it_runs import shapes_step_seconds, stage_replicate, timed_replicates
 
 OTHER_STUDIES = ("digits", "retrieval", "onetoken", "audit")  # timed apart from the shapes study
 
@@ -40,9 +40,7 @@ def cpu_label(m: dict) -> str:
 def repro_time(saved: dict, root: Path | None = None) -> list[str]:
     """`python -m frozenbridge.tools.repro_timing`: the default run's wall time, by kind of stage, and its machine."""
     m, c, total = saved["machine"], saved["categories"], saved["total_seconds"]
-    by_stage = saved.get("training_steps_by_stage")  # the shapes training stages' own steps (the audit's are its study's)
-    steps = sum(v for k, v in by_stage.items() if category(k) == "training") if by_stage else \
-        saved["training_steps_seconds"]
+    steps = shapes_step_seconds(saved)
     rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
     return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` {_which(saved)} took "
             f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{cpu_label(m)} "

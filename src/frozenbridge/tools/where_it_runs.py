@@ -33,6 +33,15 @@ def category(stage: str) -> str:
             "evaluate": "evaluation"}.get(job if study == "shapes" else "", "summaries and figures")
 
 
+def shapes_step_seconds(repro: dict) -> float:
+    """Seconds a timed `dvc repro` spent inside the shapes study's training steps: its training stages' own steps
+    (the audit's are its study's); an older timing without them per stage gives every step it counted."""
+    by_stage = repro.get("training_steps_by_stage")
+    if not by_stage:
+        return repro["training_steps_seconds"]
+    return sum(v for k, v in by_stage.items() if category(k) == "training")
+
+
 def timed_replicates(repro: dict) -> set[int]:
     """The replicates a timed `dvc repro` (bench/repro.json) ran."""
     return {r for name in repro["stages"] if (r := stage_replicate(name)) is not None}
@@ -54,13 +63,14 @@ def _forecast_rows(saved: dict, repro: dict | None) -> list[str]:
         if r["runs_as"] == "fp32" and "auto" in rows and rows["auto"]["runs_as"] != "fp32":
             ratio = f" ({r['step_seconds'] / rows['auto']['step_seconds']:.1f}× the bf16 step)"
         command = "tools.forecast" + ("" if precision == "auto" else f" --precision {precision}")
+        command = f"`{command}`, {saved['machine']['date']}"
         measured = ""
         ran_bf16 = repro is not None and has_bf16(repro["machine"])
         same_runs = repro is not None and r.get("replicates") == len(timed_replicates(repro))
         if ran_bf16 and same_runs and r["runs_as"] != "fp32":
-            measured = (f" (the last `dvc repro` spent {duration(repro['training_steps_seconds'])} inside them: "
+            measured = (f" (the last `dvc repro` spent {duration(shapes_step_seconds(repro))} inside them: "
                         "question steps run packed and cost less)")
-        out.append(f"| {what} (`{command}`) | {r['step_seconds']:.2f} s{ratio} | its {r['study_steps']:,} steps "
+        out.append(f"| {what} ({command}) | {r['step_seconds']:.2f} s{ratio} | its {r['study_steps']:,} steps "
                    f"about {duration(r['study_seconds'])}{measured} |")
     return out
 
@@ -70,7 +80,7 @@ def _reference_row(saved: dict) -> str:
     step = saved["runs"]["stage1"]["median_step_s"]
     ref = study["reference_step_s"]["stage1"]
     return (f"| the reference's sizes: random SigLIP-B/16 + Qwen2.5-0.5B-sized, a stage-1 step "
-            f"(`bench reference`) | {step:.2f} s (the reference's Mac: {ref:g} s; {step / ref:.2f}×) | the "
+            f"(`bench reference`, {saved['machine']['date']}) | {step:.2f} s (the reference's Mac: {ref:g} s; {step / ref:.2f}×) | the "
             f"full reference study's training about {duration(study['seconds'])} (with the reference's own step "
             f"times: {duration(study['reference_seconds'])}); peak memory {memory['peak_rss_mb'] / 1024:.1f} GB |")
 
@@ -90,9 +100,9 @@ def where_it_runs(bench: Path) -> list[str]:
     repro = read_json_if_present(bench / "repro.json")
     if forecast is None and reference is None and quick is None:
         return []
-    m = (forecast or reference or quick)["machine"]
-    rows = [f"Time a step and what it comes to, measured on {m['device']} ({m['date']}; each row names the "
-            "module of `frozenbridge` that measured it, run with `python -m`):", "",
+    devices = {saved["machine"]["device"] for saved in (forecast, reference, quick) if saved is not None}
+    rows = [f"Time a step and what it comes to, measured on {', '.join(sorted(devices))} (each row names the module of `frozenbridge` that measured "
+            "it, run with `python -m`, and the day it ran):", "",
             "| what | a training step | comes to |", "|---|---:|---|"]
     rows += _forecast_rows(forecast, repro) if forecast else []
     rows += [_reference_row(reference)] if reference else []
