@@ -14,8 +14,8 @@ def write(bench, name, data):
     (bench / name).write_text(json.dumps(data))
 
 
-def forecast(bf16_step: float, fp32_step: float) -> dict:
-    row = {"study_steps": 1400}
+def forecast(bf16_step: float, fp32_step: float, replicates: int | None = None) -> dict:
+    row = {"study_steps": 1400, **({"replicates": replicates} if replicates else {})}
     return {"machine": MACHINE, "rows": [
         {**row, "precision": "auto", "runs_as": "bf16 weights + autocast", "step_seconds": bf16_step,
          "study_seconds": bf16_step * 1400},
@@ -63,10 +63,7 @@ def test_the_quick_look_row_is_read_from_its_scores(tmp_path):
 
 def test_the_measured_training_time_is_quoted_only_beside_a_forecast_of_as_many_replicates(tmp_path):
     bench = tmp_path / "bench"
-    saved = forecast(1.0, 4.0)
-    for row in saved["rows"]:
-        row["replicates"] = 2
-    write(bench, FORECAST, saved)
+    write(bench, FORECAST, forecast(1.0, 4.0, replicates=2))
     stages = {"shapes_data": 5.0, "shapes_stage1@0": 200.0, "shapes_stage1@1": 200.0, "shapes_train@qa-1": 300.0}
     write(bench, "repro.json", {"machine": {"bf16_path": "AMX + AVX512-BF16"}, "stages": stages,
                                 "training_steps_seconds": 1020.0})
@@ -95,10 +92,7 @@ def test_each_row_names_the_day_it_ran_and_the_heading_none(tmp_path):
 def test_the_measured_training_time_beside_the_forecast_is_the_shapes_studys_steps_only(tmp_path):
     """The forecast is of the shapes training; the audit's steps, which the timing also counts, are not part of it."""
     bench = tmp_path / "bench"
-    saved = forecast(1.0, 4.0)
-    for row in saved["rows"]:
-        row["replicates"] = 1
-    write(bench, FORECAST, saved)
+    write(bench, FORECAST, forecast(1.0, 4.0, replicates=1))
     by_stage = {"shapes_stage1@0": 600.0, "shapes_train@qa-0": 420.0, "audit_train": 240.0}
     write(bench, "repro.json", {"machine": {"bf16_path": "AMX + AVX512-BF16"}, "training_steps_seconds": 1260.0,
                                 "training_steps_by_stage": by_stage,
