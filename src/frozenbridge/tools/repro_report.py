@@ -33,8 +33,11 @@ def _other_studies(categories: dict, total: float) -> str:
 
 
 def cpu_label(m: dict) -> str:
-    """The CPU that made the numbers, where the timing recorded it: kernels differ between CPUs, and so do draws."""
-    return f" ({m['cpu_model']}, bf16 through {m['bf16_path']})" if "cpu_model" in m else ""
+    """The CPU that made the numbers, where the timing recorded it: kernels differ between CPUs, and so do draws; and
+    the allocator, where it recorded one (tcmalloc's steps are faster than glibc's)."""
+    if "cpu_model" not in m:
+        return ""
+    return f" ({m['cpu_model']}, bf16 through {m['bf16_path']}{', ' + m['malloc'] if 'malloc' in m else ''})"
 
 
 def repro_time(saved: dict, root: Path | None = None) -> list[str]:

@@ -59,6 +59,13 @@ def bf16_path() -> str:
     return " + ".join(found) if found else "none (precision auto runs fp32)"
 
 
+def malloc() -> str:
+    """The allocator this process runs on: what LD_PRELOAD names (the activated .venv preloads tcmalloc where setup.sh
+    found it), else glibc's own."""
+    preload = os.environ.get("LD_PRELOAD", "")
+    return next((name for name in ("tcmalloc", "jemalloc") if name in preload), "glibc malloc")
+
+
 def pick_device_type() -> str:
     from frozenbridge.core.device import pick_device
 
@@ -183,7 +190,7 @@ def main() -> None:
         by_category[category(name)] = by_category.get(category(name), 0.0) + seconds
     training_steps = sum(log.steps.values())
     out = {"machine": {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "cpu_model": cpu_model(),
-                       "bf16_path": bf16_path(), "torch": torch.__version__,
+                       "bf16_path": bf16_path(), "malloc": malloc(), "torch": torch.__version__,
                        "device": pick_device_type(), "date": time.strftime("%Y-%m-%d")},
            "benchmark_step_seconds": round(step, 3), "benchmark_step_after_seconds": round(after, 3),
            "total_seconds": round(total, 1), "stages": stages,
