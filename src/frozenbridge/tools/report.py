@@ -147,13 +147,19 @@ def replace_block(page: Path, start: str, end: str, lines: list[str]) -> str:
 
 
 def update_connectors_page(page: Path, root: Path) -> str:
-    """docs/connectors.md with its findings (shapes.report.connectors): the equal-settings view's from
-    results/connectors/equal-settings/, then the own-best view's from results/connectors/<setting>/ once it compares
-    a design, and the sweep's table (tools.design_sweep.report) from results/connectors/sweep/."""
+    """docs/connectors.md with its findings (shapes.report.connectors): first which views the results hold and their
+    settings (shapes.report.connector_views) and which the verdicts read (tools.verdicts.claims), then the
+    equal-settings view's findings from results/connectors/equal-settings/, the own-best view's from
+    results/connectors/<setting>/ once it compares a design, and the sweep's table (tools.design_sweep.report) from
+    results/connectors/sweep/."""
+    from frozenbridge.shapes.report.connector_views import held_lines
     from frozenbridge.tools.design_sweep.report import sweep_findings
+    from frozenbridge.tools.verdicts.claims import views_judged_sentence
 
+    judged = [views_judged_sentence(), ""] if held_lines(root) and views_judged_sentence() else []
     own_best = [*connectors_findings(root, OWN_BEST), ""] if compared(root, OWN_BEST) else []
-    return replace_block(page, FINDINGS_START, FINDINGS_END, [*connectors_findings(root, EQUAL_SETTINGS), "",
+    return replace_block(page, FINDINGS_START, FINDINGS_END, [*held_lines(root), *judged,
+                                                              *connectors_findings(root, EQUAL_SETTINGS), "",
                                                               *own_best, *sweep_findings(root)])
 
 

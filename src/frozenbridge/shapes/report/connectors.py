@@ -1,10 +1,12 @@
 """The connector comparison's tables (made by `python -m frozenbridge.tools.connectors`): every design beside the MLP
-of the default run, on the same paired replicates, at one of two views kept apart. The equal-settings view
+its view pairs it with (connector_views.mlp_sentence says which), on the same paired replicates, at one of two views
+kept apart. The equal-settings view
 (results/connectors/equal-settings/) trained every design at the MLP's settings and is kept as its own view; the
 own-best view is what the tool keeps in results/connectors/<setting>/ from now on, each design at its own best
 setting. Each view is read from its own folder alone, so the two are never mixed. Captions are stage 1's runs, the
 questions caption_qa's; each cell is the median exact match with [lowest–highest] over the replicates and the median
-gap (right minus the best control). The step ratio comes from bench/designs-cpu-2core.json, measured in one run."""
+gap (right minus the best control). The step ratio, the design's question step time over the MLP's, comes from
+bench/designs-cpu-2core.json, measured in one run."""
 
 from __future__ import annotations
 
@@ -52,10 +54,13 @@ def bench_row(bench: dict | None, setting: str, what: str) -> dict | None:
     return None
 
 
-def step_ratio(bench: dict | None, setting: str) -> str:
-    """The MLP's question step over this design's, from the designs benchmark (above 1: this design is faster)."""
+def step_ratio(bench: dict | None, setting: str) -> str | None:
+    """This design's question step time over the MLP's, from the designs benchmark ("0.72×": below 1, this design is
+    faster), or None where it is not benchmarked. The benchmark's own rows hold the MLP's over the design's; every
+    page shows this one direction, through this helper (the results page's tables and the connectors page's
+    findings)."""
     row = bench_row(bench, setting, "question step")
-    return "—" if row is None else f"{row['ratio']:.2f}×"
+    return None if row is None else f"{1 / row['ratio']:.2f}×"
 
 
 def step_flops(bench: dict | None, setting: str) -> str:
@@ -115,13 +120,20 @@ def view_title(view: str) -> str:
 
 
 def view_sentences(root: Path, view: str, where: str) -> str:
-    """What the view is, where it is kept, and where the other view is (`where`: "table" or "section")."""
+    """What the view is, where it is kept, where the other view is (`where`: "table" or "section"), and which MLP its
+    designs are paired with (connector_views.mlp_sentence)."""
+    from frozenbridge.shapes.report.connector_views import mlp_sentence
+
     if view == EQUAL_SETTINGS:
         other = (f"The own-best comparison, {VIEWS[OWN_BEST][1]}, is the next {where}." if compared(root, OWN_BEST)
                  else f"The own-best comparison, {VIEWS[OWN_BEST][1]}, is to come in `{OWN_BEST}/<setting>/`.")
-        return f"This is the equal-settings comparison, {VIEWS[view][1]}, kept as its own view in `{view}/`. {other}"
-    beside = f" beside the equal-settings view (the {where} before this one)" if compared(root, EQUAL_SETTINGS) else ""
-    return f"This is the own-best comparison, {VIEWS[view][1]}, kept in `{view}/<setting>/`{beside}."
+        text = f"This is the equal-settings comparison, {VIEWS[view][1]}, kept as its own view in `{view}/`. {other}"
+    else:
+        beside = f" beside the equal-settings view (the {where} before this one)" if compared(root, EQUAL_SETTINGS) \
+            else ""
+        text = f"This is the own-best comparison, {VIEWS[view][1]}, kept in `{view}/<setting>/`{beside}."
+    mlp = mlp_sentence(root, view)
+    return f"{text} {mlp}" if mlp else text
 
 
 def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
@@ -131,12 +143,11 @@ def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
         return []
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
     head = " | ".join(f"{task} ({'stage 1' if recipe == 'caption' else recipe})" for task, recipe in TASKS)
-    mlp = "the MLP's runs are the default run's" if view == EQUAL_SETTINGS else "the MLP at its own best among them"
     out = [f"{view_sentences(root, view, 'table')} Each design went through stage 1 and caption_qa on the same paired "
-           f"replicates (`python -m frozenbridge.tools.connectors`; {mlp}). Exact match %, median [lowest–highest] "
-           "over the replicates, and the median gap:", "",
+           "replicates (`python -m frozenbridge.tools.connectors`). Exact match %, median [lowest–highest] over the "
+           "replicates, and the median gap:", "",
            f"| design | replicates | trained parameters | image tokens | question step GFLOP | "
-           f"question step, MLP's / its | minutes (benchmark step) | pairs | {head} |",
+           f"question step time, its / the MLP's | minutes (benchmark step) | pairs | {head} |",
            "|---|---:|---:|---:|---:|---:|---:|---|" + "---|" * len(TASKS)]
     for setting, (facts, metrics) in found.items():
         minutes = "—" if facts.get("minutes") is None else f"{facts['minutes']:.0f}{_untimed(facts)}" \
@@ -146,14 +157,15 @@ def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
         for i, (test, label) in enumerate(TESTS):
             cells = [_cell(per_replicate(metrics, recipe, test, task)) for task, recipe in TASKS]
             lead = (f"{setting} | {runs} | {facts['connector_params']:,} | {facts['image_tokens']} | "
-                    f"{step_flops(bench, setting)} | {'1.00×' if setting == 'mlp' else step_ratio(bench, setting)} | "
-                    f"{minutes}") if i == 0 else " | | | | | |"
+                    f"{step_flops(bench, setting)} | "
+                    f"{'1.00×' if setting == 'mlp' else step_ratio(bench, setting) or '—'} | {minutes}") if i == 0 \
+                else " | | | | | |"
             out.append(f"| {lead} | {label} | {' | '.join(cells)} |")
     return out + [""]
 
 
 def partner(found: dict, setting: str) -> str:
-    """The MLP a design is paired with: the default run's ("mlp"), or the one the tool trained on the design's own
+    """The MLP a design is paired with: the view's own ("mlp"), or the one the tool trained on the design's own
     machine and precision (its design.json's `paired_with`)."""
     return found[setting][0].get("paired_with") or "mlp"
 
@@ -197,16 +209,15 @@ def _listed(names: list[str]) -> str:
 def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     """One paragraph: what the design costs beside the MLP, and where it is ahead or behind in every replicate."""
     facts, mlp = found[setting][0], found["mlp"][0]
-    row = bench_row(bench, setting, "question step")
+    ratio = step_ratio(bench, setting)
     step = (f"a training question step is {step_flops(bench, setting)} GFLOP (the MLP's {step_flops(bench, 'mlp')}) "
-            f"and took {1 / row['ratio']:.2f}× the MLP's time (the designs benchmark)") if row else \
-        "its step is not benchmarked yet"
+            f"and took {ratio} the MLP's time (the designs benchmark)") if ratio else "its step is not benchmarked yet"
     minutes = "" if facts.get("minutes") is None else \
         f", and its comparison took {facts['minutes']:.0f} minutes{_untimed(facts)}" \
         f"{_steps(facts, ' (the benchmark step ', ')')}"
     pair = partner(found, setting)
     paired_note = "" if pair == "mlp" else \
-        f" It is paired with {pair}, an MLP trained on its own machine and precision, not the default run's."
+        f" It is paired with {pair}, an MLP trained on its own machine and precision, not the view's `mlp/`."
     text = (f"**{setting}** trains {facts['connector_params']:,} parameters "
             f"({facts['connector_params'] / mlp['connector_params']:.2f}× the MLP's) and gives the language model "
             f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}). {step[0].upper()}{step[1:]}"
@@ -257,9 +268,9 @@ def connectors_findings(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
                 "comparison, then `python -m frozenbridge.tools.report` writes its findings here."]
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
     out = [f"**{VIEWS[view][0]}.** {view_sentences(root, view, 'section')}", "",
-           f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}, each against an "
-           "MLP on the same replicates, made at the same precision (the default run's, unless the paragraph names "
-           "another) and on the same kind of machine unless the paragraph says the pairs cross machines.", ""]
+           f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}. Each is paired with "
+           "the view's MLP replicate by replicate, at the same precision and on the same kind of machine, unless its "
+           "paragraph names another MLP or says the pairs cross machines.", ""]
     if view == OWN_BEST and (mlp := stage1_sentence(found["mlp"][1])):
         out += [f"**mlp**, at its own best:{mlp}", ""]
     for setting in found:

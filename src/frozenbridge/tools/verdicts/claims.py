@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from frozenbridge.shapes.report.connectors import OWN_BEST
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, VIEWS
 from frozenbridge.tools.verdicts import readers as r
-from frozenbridge.tools.verdicts.connector_readers import versus, zero_gate_starts_as_text_model
+from frozenbridge.tools.verdicts.connector_readers import versus, zero_gate
 from frozenbridge.tools.verdicts.readers import ALL_RECIPES, QUESTION_TASKS, Sources
 from frozenbridge.tools.verdicts.regime_readers import AtTheView, regime
 from frozenbridge.tools.verdicts.rules import (FAILS, HOLDS, OPEN, Ahead, AtLeast, AtMost, Beats, Evidence, Every,
@@ -104,7 +104,7 @@ CLAIMS = (
           "to its best", NoDifference(MARGIN), versus("resampler-16", "mlp", POOLING_CELLS, OWN_BEST)),
     Claim("shapes", "A zero-gated cross-attention model starts as the text model",
           "Flamingo, Llama 3.2 Vision: tanh(0) gates, so at step 0 the model is the text model",
-          AtMost(0.0, " (largest |logit| difference)"), zero_gate_starts_as_text_model),
+          AtMost(0.0, " (largest |logit| difference)"), zero_gate()),
     Claim("shapes", "Codebook tokens fall behind continuous ones (paired, at the MLP's settings)",
           "discrete tokens behind continuous features with a small LM (several papers)", Ahead("second"),
           versus("codebook-1024", "mlp", CODEBOOK_CELLS)),
@@ -134,6 +134,24 @@ CLAIMS = (
     Claim("onetoken", "... and a matching pair is more similar than a mismatched one", "0.3268 vs 0.1668",
           AtLeast(0.0), r.matched_above_mismatched),
 )
+
+
+def views_judged() -> dict[str, int]:
+    """{view of the connector comparison: how many claims read it}, from the view each claim's reader is marked with
+    (connector_readers.at_view), in the views' order."""
+    counts = {view: sum(getattr(c.read, "view", None) == view for c in CLAIMS) for view in (EQUAL_SETTINGS, OWN_BEST)}
+    return {view: n for view, n in counts.items() if n}
+
+
+def views_judged_sentence(link: str = "results.md#the-references-claims-judged") -> str:
+    """The connectors page's sentence on which views the verdicts on section 9's claims read (views_judged)."""
+    counts = views_judged()
+    if not counts:
+        return ""
+    named = {view: f"the {VIEWS[view][0].lower().replace(' ', '-')} view" for view in counts}
+    which = "both views" if len(counts) == 2 else f"{named[next(iter(counts))]} only"
+    each = ", ".join(f"{n} claim{'s' * (n != 1)} {named[view]}" for view, n in counts.items())
+    return f"The verdicts on section 9's claims read {which} ({each}): [results]({link})."
 
 
 def verdict_rows(root: Path) -> list[dict]:

@@ -1,8 +1,8 @@
 """Readers of the connector comparison (made by `python -m frozenbridge.tools.connectors`), at one view: the
 equal-settings view (results/connectors/equal-settings/, every design at the MLP's settings) unless told the own-best
 one (results/connectors/<setting>/). One design's exact match beside another's, paired by replicate, in points. The
-MLP's are the default run's own (metrics/shapes/). Captions come from stage 1's runs, the questions from
-caption_qa's."""
+MLP's are those the view keeps (shapes/report/connector_views.py's mlp_sentence says which run they are). Captions
+come from stage 1's runs, the questions from caption_qa's."""
 
 from __future__ import annotations
 
@@ -26,6 +26,13 @@ def run_command(view: str, *only: str) -> str:
     return " ".join([COMMAND, *(["--only", *only] if only else []), *results])
 
 
+def at_view(read: Callable[[Sources], Evidence], view: str) -> Callable[[Sources], Evidence]:
+    """`read`, marked with the view it reads (`read.view`): the connectors page says which views the verdicts read
+    from these marks (claims.views_judged)."""
+    read.view = view
+    return read
+
+
 def versus(first: str, second: str, cells: tuple[tuple[str, str], ...],
            view: str = EQUAL_SETTINGS) -> Callable[[Sources], Evidence]:
     """Paired cells, one per (test, task): first − second per replicate, exact-match points, at the view."""
@@ -47,7 +54,7 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...],
             parts.append(f"{test} {task} {', '.join(f'{d:+g}' for d in diffs)}")
         return Evidence(out, f"{first} − {other}, {LABELS[view]}, exact-match points per replicate: "
                         + "; ".join(parts), f"{view}/{first}, {other}")
-    return read
+    return at_view(read, view)
 
 
 def zero_gate_starts_as_text_model(s: Sources, view: str = EQUAL_SETTINGS) -> Evidence:
@@ -63,3 +70,8 @@ def zero_gate_starts_as_text_model(s: Sources, view: str = EQUAL_SETTINGS) -> Ev
     return Evidence(cells, "largest |logit| difference from the text model with every gate at 0: " + ", ".join(
         f"{name} {g['max_abs_logit_difference']:g} on {g['pictures']} pictures" for name, g in gaps.items()),
         ", ".join(f"{view}/{name}/metrics/shapes/text.json" for name in gaps))
+
+
+def zero_gate(view: str = EQUAL_SETTINGS) -> Callable[[Sources], Evidence]:
+    """zero_gate_starts_as_text_model at one view, marked with it (at_view)."""
+    return at_view(lambda s: zero_gate_starts_as_text_model(s, view), view)

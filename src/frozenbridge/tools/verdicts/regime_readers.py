@@ -18,7 +18,7 @@ from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs, partner
 from frozenbridge.tools.design_sweep.plan import Plan
 from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
-from frozenbridge.tools.verdicts.connector_readers import run_command
+from frozenbridge.tools.verdicts.connector_readers import at_view, run_command
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Cell, Evidence
 
@@ -89,4 +89,4 @@ def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sourc
         shown = re.sub(f"otherwise ({HOLDS}|{FAILS}|{OPEN}): ", "", verdict.reason)  # the verdict column judges
         return Evidence([Cell(f"{first} − {other}", (verdict,))], shown,
                         f"{kept}/{first}/metrics/shapes/stage1.json, the MLP's stage1.json")
-    return read
+    return at_view(read, kept)
