@@ -130,3 +130,47 @@ def test_a_claim_outside_the_default_run_reads_saved_results_or_names_its_comman
     shutil.rmtree(project / "results")
     row = rows_by_claim(project)[lora]
     assert row["verdict"] == OPEN and "shapes.recipes=[caption,qa,caption_qa,caption_qa_lora" in row["why"]
+
+
+# ---- a verdict that holds on raw scores, and the side it stands on not above its best control ----
+
+BINDING, LEFTMOST = ("Captioning first helps on held-out binding (paired)",
+                     "Captioning first helps on held-out leftmost (paired)")
+
+
+def test_a_verdict_on_raw_scores_says_where_its_side_is_not_above_its_best_control(project):
+    """caption_qa is ahead of qa on held-out binding, but its own gap over the best control is not above zero in
+    every replicate: the row says so with the cell's numbers. Leftmost holds too, and there caption_qa's gap is
+    above zero in every replicate (only qa's, the side the claim does not stand on, is not): no note."""
+    rows = rows_by_claim(project)
+    scores = json.loads((project / "metrics/shapes/replicates.json").read_text())["caption_qa"]["heldout"]
+    gaps = [r["gap"] for r in scores["binding"].values()]
+    assert rows[BINDING]["verdict"] == HOLDS and min(gaps) <= 0  # the committed numbers: the case the note is for
+    assert rows[BINDING]["note"].startswith("on raw scores only: caption_qa's held-out binding is 38.33% right but "
+                                            "6.66 [-6.67, +13.33] points over its best control (a blank picture's "
+                                            "31.67%)")
+    line = next(line for line in verdict_table(project) if line.startswith(f"| shapes | {BINDING} |"))
+    assert line.endswith(f"| holds ({rows[BINDING]['note']}) |")
+    assert rows[LEFTMOST]["verdict"] == HOLDS and rows[LEFTMOST]["note"] == ""
+    assert min(r["gap"] for r in scores["leftmost"].values()) > 0
+
+    def lift(d):  # every caption_qa held-out binding replicate above its best control
+        for r in d["caption_qa"]["heldout"]["binding"].values():
+            r["gap"] = 5.0
+    edit(project / "metrics/shapes/replicates.json", lift)
+    rows = rows_by_claim(project)
+    assert rows[BINDING]["verdict"] == HOLDS and rows[BINDING]["note"] == ""
+
+
+def test_the_raw_scores_note_reads_the_sides_the_rule_stands_on_and_only_a_verdict_that_holds():
+    from frozenbridge.tools.verdicts.grounds import Ground, raw_scores_note
+
+    weak = Ground("first", "a's seen count", (40.0, 50.0), (-5.0, 10.0), "no picture's 35%")
+    assert raw_scores_note(Ahead("first"), HOLDS, (weak,)) == (
+        "on raw scores only: a's seen count is 45% right but 2.5 [-5, +10] points over its best control (no "
+        "picture's 35%), not above zero in every replicate")
+    assert raw_scores_note(Ahead("second"), HOLDS, (weak,)) == ""  # the claim stands on the other side
+    assert raw_scores_note(NoDifference(10), HOLDS, (weak,)) != ""  # no difference stands on both sides
+    assert raw_scores_note(Ahead("first"), FAILS, (weak,)) == ""  # only a verdict that holds
+    strong = Ground("first", "a's seen count", (40.0, 50.0), (5.0, 10.0))
+    assert raw_scores_note(Ahead("first"), HOLDS, (strong,)) == ""

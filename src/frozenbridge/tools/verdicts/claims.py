@@ -17,6 +17,7 @@ from typing import Callable
 from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, VIEWS
 from frozenbridge.tools.verdicts import readers as r
 from frozenbridge.tools.verdicts.connector_readers import versus, zero_gate
+from frozenbridge.tools.verdicts.grounds import raw_scores_note
 from frozenbridge.tools.verdicts.readers import ALL_RECIPES, QUESTION_TASKS, Sources
 from frozenbridge.tools.verdicts.regime_readers import AtTheView, regime
 from frozenbridge.tools.verdicts.rules import (FAILS, HOLDS, OPEN, Ahead, AtLeast, AtMost, Beats, Evidence, Every,
@@ -161,7 +162,8 @@ def verdict_rows(root: Path) -> list[dict]:
         evidence = c.read(sources)
         verdict, why = judge(c.rule, evidence)
         rows.append({"study": c.study, "claim": c.claim, "reference": c.reference, "ours": evidence.ours or "—",
-                     "source": evidence.source or "—", "rule": c.rule.text, "verdict": verdict, "why": why})
+                     "source": evidence.source or "—", "rule": c.rule.text, "verdict": verdict, "why": why,
+                     "note": raw_scores_note(c.rule, verdict, evidence.grounds)})
     return rows
 
 
@@ -176,10 +178,13 @@ def verdict_table(root: Path) -> list[str]:
     rows = verdict_rows(root)
     out = [f"Every claim of the references, judged on this repository's numbers by rules fixed in "
            f"`src/frozenbridge/tools/verdicts/claims.py` before any file is read ({verdict_counts(rows)}). A verdict "
-           "other than holds says why: the cells that fail, or what the numbers cannot yet settle and what would.", "",
+           "other than holds says why: the cells that fail, or what the numbers cannot yet settle and what would. A "
+           "verdict that holds on right-picture scores says so where a side it stands on is not above its best "
+           "control in every replicate (`tools/verdicts/grounds.py`).", "",
            "| study | claim | reference | here | rule | verdict |", "|---|---|---|---|---|---|"]
     for row in rows:
-        verdict = row["verdict"] + (f" ({row['why']})" if row["why"] and row["verdict"] != "holds" else "")
+        verdict = row["verdict"] + (f" ({row['why']})" if row["why"] and row["verdict"] != "holds" else "") + \
+            (f" ({row['note']})" if row["note"] else "")
         out.append(f"| {row['study']} | {row['claim']} | {row['reference']} | {row['ours']} (`{row['source']}`) | "
                    f"{row['rule']} | {verdict} |".replace(" (`—`)", ""))
     return out

@@ -10,6 +10,7 @@ from typing import Callable
 
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs, partner
+from frozenbridge.tools.verdicts.grounds import ground
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 
@@ -45,15 +46,17 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...],
         a, b = (read_json_if_present(found[name][1] / "replicates.json") for name in (first, other))
         if a is None or b is None:
             return Evidence(missing="dvc repro shapes_summarize")
-        out, parts = [], []
+        out, parts, grounds = [], [], []
         for test, task in cells:
             ra, rb = a[RECIPE[task]][test][task], b[RECIPE[task]][test][task]
             reps = sorted(set(ra) & set(rb), key=int)
             diffs = [round(ra[k]["right"] - rb[k]["right"], 2) for k in reps]
             out.append(paired_cell(f"{test} {task}", diffs, 100))
             parts.append(f"{test} {task} {', '.join(f'{d:+g}' for d in diffs)}")
+            grounds += [ground(side, name, found[name][1], RECIPE[task], test, task)
+                        for side, name in (("first", first), ("second", other))]
         return Evidence(out, f"{first} − {other}, {LABELS[view]}, exact-match points per replicate: "
-                        + "; ".join(parts), f"{view}/{first}, {other}")
+                        + "; ".join(parts), f"{view}/{first}, {other}", grounds=tuple(g for g in grounds if g))
     return at_view(read, view)
 
 

@@ -11,6 +11,7 @@ from typing import Callable
 
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.shapes.report.analysis_tables import _range
+from frozenbridge.tools.verdicts.grounds import ground
 from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 
 ALL_RECIPES = "dvc exp run -S 'shapes.recipes=[caption,qa,caption_qa,caption_qa_lora,caption_qa_mix]'"
@@ -30,26 +31,35 @@ class Sources:
 
     def read(self, rel: str, need: Callable[[dict], bool] = lambda d: True) -> tuple[dict | None, str]:
         """The first `rel` (e.g. shapes/paired.json) that `need` accepts, and where it was found."""
+        data, source, _ = self.find(rel, need)
+        return data, source
+
+    def find(self, rel: str, need: Callable[[dict], bool] = lambda d: True) -> tuple[dict | None, str, Path | None]:
+        """As `read`, with the metrics folder it was found in (None where none holds it)."""
         for folder, label, command in self.places:
             data = read_json_if_present(folder / rel)
             if data is not None and need(data):
-                return data, f"{label}/{rel}" + (f", from {command}" if command else "")
-        return None, ""
+                return data, f"{label}/{rel}" + (f", from {command}" if command else ""), folder
+        return None, "", None
 
 
 def pair(s: Sources, pair: str, test: str, tasks: tuple[str, ...], command: str = ALL_RECIPES) -> Evidence:
-    data, source = s.read("shapes/paired.json", lambda d: pair in d)
+    """A pair of recipes' paired cells (paired.json), with each side's right scores beside its best control from the
+    same folder's replicates.json (grounds.py)."""
+    data, source, folder = s.find("shapes/paired.json", lambda d: pair in d)
     if data is None:
         return Evidence(missing=command)
-    cells, parts = [], []
+    cells, parts, grounds = [], [], []
     for task in tasks:
         c = data[pair][test][task]
         cells.append(Cell(f"{test} {task}", paired=c, items=c["items"]))
+        grounds += [ground(side, recipe, folder / "shapes", recipe, test, task)
+                    for side, recipe in zip(("first", "second"), pair.split(" vs "))]
         parts.append(f"{task}: {c['median_difference']:+g} of {c['items']} (ahead {c['ahead']}, behind "
                      f"{c['behind']}, p = {c['sign_test_p']:.3g})")
     n = cells[0].paired["replicates"]
     return Evidence(cells, f"{pair}, first − second, {test} pairs, {n} replicate{'s' if n != 1 else ''}: "
-                    + "; ".join(parts), source)
+                    + "; ".join(parts), source, grounds=tuple(g for g in grounds if g))
 
 
 def reads_the_picture(s: Sources) -> Evidence:

@@ -190,6 +190,7 @@ class Evidence:
     ours: str = ""
     source: str = ""
     missing: str = ""  # the command that measures it, when nothing read holds the claim
+    grounds: tuple = ()  # grounds.Ground of each paired cell's sides: their right scores beside their best control
 
 
 def judge(rule, evidence: Evidence) -> tuple[str, str]:
