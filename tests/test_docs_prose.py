@@ -1,5 +1,6 @@
-"""The hand-written pages stay complete and readable: the README names every tool and draws every stage, and no
-sentence of README.md or docs/*.md (the generated results page aside) runs past 45 words, with a median under 22."""
+"""The hand-written pages stay complete and readable: the README names every tool, draws every stage and lists every
+page, and no sentence of README.md or docs/*.md (the generated results page aside) runs past 45 words, with a median
+under 22."""
 
 import re
 import statistics
@@ -30,6 +31,11 @@ def test_readme_pipeline_picture_draws_every_stage():
     stages = set(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
     section = _section((ROOT / "README.md").read_text(), "## The pipeline", "## ")
     assert {s for s in stages if not re.search(rf"\b{s}\b", section)} == set()
+
+
+def test_readme_pages_list_every_page():
+    pages = _section((ROOT / "README.md").read_text() + "\n## ", "## Pages", "## ")
+    assert {p.name for p in (ROOT / "docs").glob("*.md") if f"](docs/{p.name})" not in pages} == set()
 
 
 def sentences(text: str) -> list[str]:

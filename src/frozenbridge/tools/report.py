@@ -24,6 +24,7 @@ from frozenbridge.shapes.report import connectors_figure
 from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, OWN_BEST, compared, connectors_findings,
                                                   connectors_table, figure, figure_line, view_title)
 from frozenbridge.tools.headline_tables import backbone_table, headline_table
+from frozenbridge.tools.machines import machines_lines, metrics_machine_sentence
 from frozenbridge.tools.repro_report import command_one_time, cpu_label, repro_time
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
@@ -70,6 +71,13 @@ SPEED_ROWS = ("question step", "train step, batch 16, 49 image tokens: matmul", 
 
 
 FLOOR_BENCHES = "floor-*.json"  # each step against its matrix products alone, a file a machine (bench floor --out)
+
+
+def readme_benches(root: Path) -> list[str]:
+    """The bench/ files the README's tables are made from: the step levers, each machine's floor, where it runs."""
+    bench = root / "bench"
+    names = [SPEED_BENCH, *(p.name for p in sorted(bench.glob(FLOOR_BENCHES))), *WHERE_FILES]
+    return [name for name in names if (bench / name).is_file()]
 
 
 def speed_table(root: Path) -> list[str]:
@@ -127,7 +135,9 @@ def render_results(root: Path) -> str:
                and p.name not in shapes.BENCH_FILES and p.name not in WHERE_FILES]
     where = where_it_runs(bench)
     if benches or where:
-        parts += ["## Benchmarks", ""]
+        shown = [p.name for p in benches] + [name for name in WHERE_FILES if (bench / name).is_file()]
+        parts += ["## Benchmarks", "", *machines_lines(bench, shown, "The benchmarks below come from these machines, "
+                                                       "as their records name them:"), ""]
     if where:
         parts += [*where, ""]
     for path in benches:
@@ -171,7 +181,12 @@ def update_readme(readme: Path, root: Path) -> str:
     repro = read_json_if_present(root / "bench" / "repro.json")
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
     timed = command_one_time(repro, len(params.get("replicates", []))) if repro else []
-    return replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *speed_table(root), *where])
+    drawn = metrics_machine_sentence(repro)
+    machines = [*([""] + [drawn] if drawn else []), *([""] + made if (made := machines_lines(
+        root / "bench", readme_benches(root), "The benchmark tables above come from these machines, as their "
+        "records name them:")) else [])]
+    return replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *speed_table(root), *where,
+                                              *machines])
 
 
 AUDIT_BENCH = "audit-cpu-2core.json"  # python -m frozenbridge.bench audit: a 1,000-picture folder, timed

@@ -1,0 +1,177 @@
+"""A page names the views, settings and machines the results hold, no other and none fewer: docs/connectors.md's and
+the results page's connector views and their settings (the folders under results/connectors/), the views the
+verdicts read, and the machines of the README's and the results page's metrics and benchmark tables (the `machine`
+records of bench/*.json). Each check reads the page's statement and the files apart, and a hand-edited copy of the
+page (a wrong name, a name left out) fails it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from frozenbridge.shapes.report import tables as shapes_tables
+from frozenbridge.tools.connector_settings import OWN_BEST as DECLARED
+from frozenbridge.tools.report import END, FINDINGS_END, FINDINGS_START, START, readme_benches
+from frozenbridge.tools.verdicts.claims import verdict_rows
+from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
+
+ROOT = Path(__file__).resolve().parents[1]
+CONNECTORS = ROOT / "results" / "connectors"
+TITLES = {"Equal settings": "equal-settings", "Own best": "own-best"}  # a view's title on the pages, its name here
+SETTING = re.compile(r"\b(?:mlp|resampler|cross_attention|codebook)-\d+\b")
+MACHINE = re.compile(r"AMD EPYC|Intel\(R\) Xeon\(R\) Processor|Intel Xeon|NVIDIA [A-Z]\d+|AMD Ryzen|Apple M\d")
+
+
+def _between(text: str, start: str, end: str) -> str:
+    return text.split(start, 1)[1].split(end, 1)[0]
+
+
+# ---- the connector views and their settings ----
+
+def held_on_disk(root: Path = ROOT) -> dict[str, set[str]]:
+    """{view: its compared settings}: a setting is a folder with a design.json; the MLPs are what they are paired
+    with, not settings compared; a view with none is not held."""
+    def settings(folder: Path) -> set[str]:
+        return {d.name for d in folder.iterdir() if (d / "design.json").is_file() and not d.name.startswith("mlp")}
+    views = {"equal-settings": settings(root / "results/connectors/equal-settings"),
+             "own-best": settings(root / "results/connectors")}
+    return {view: names for view, names in views.items() if names}
+
+
+def views_named_on_connectors_page(text: str) -> dict[str, set[str]]:
+    """The views and settings docs/connectors.md's generated block says the results hold (its list, one a view)."""
+    block = _between(text, FINDINGS_START, FINDINGS_END)
+    items = re.findall(r"^- (Equal settings|Own best) \(`[^`]+`\): (.+)\.$", block, flags=re.M)
+    return {TITLES[title]: set(names.split(", ")) for title, names in items}
+
+
+def views_named_on_results_page(text: str) -> dict[str, set[str]]:
+    """The views the results page's connector section heads, and the settings its tables' rows name (the MLPs
+    left out)."""
+    section = _between(text, "## Connector designs", "\n## ")
+    out = {}
+    for part in section.split("\n### ")[1:]:
+        title = part.split(":", 1)[0]
+        rows = re.findall(r"^\| ([^ |]+) \| \d+ \|", part, flags=re.M)
+        out[TITLES[title]] = {name for name in rows if not name.startswith("mlp")}
+    return out
+
+
+def test_connectors_page_names_the_views_and_settings_the_results_hold():
+    text = (ROOT / "docs/connectors.md").read_text()
+    held = held_on_disk()
+    assert views_named_on_connectors_page(text) == held
+    assert views_named_on_results_page((ROOT / "docs/results.md").read_text()) == held
+    named = set(SETTING.findall(text))  # anywhere on the page, hand-written text too: held, or a declared setting
+    assert named - set().union(*held.values()) - set(DECLARED) == set()
+
+
+def test_a_hand_edited_view_or_setting_fails_the_check():
+    text = (ROOT / "docs/connectors.md").read_text()
+    held = held_on_disk()
+    some = sorted(held["own-best"])[0]
+    wrong = text.replace(f"): {some}, ", "): resampler-64, ", 1)  # a setting the results do not hold
+    assert wrong != text and views_named_on_connectors_page(wrong) != held
+    missing = text.replace(f"): {some}, ", "): ", 1)  # one they hold, left out
+    assert missing != text and views_named_on_connectors_page(missing) != held
+    no_view = re.sub(r"^- Equal settings .*$\n", "", text, count=1, flags=re.M)  # a view they hold, left out
+    assert views_named_on_connectors_page(no_view) != held
+    page = (ROOT / "docs/results.md").read_text()
+    assert views_named_on_results_page(page.replace(f"| {some} | ", "| resampler-64 | ", 1)) != held
+    assert set(SETTING.findall("hand-written: resampler-64 ran too")) - set(DECLARED) == {"resampler-64"}
+
+
+def views_the_verdicts_read(root: Path = ROOT) -> set[str]:
+    """The connector views the verdict rows name: in the files they read, or in the command that would fill them."""
+    found = set()
+    for row in verdict_rows(root):
+        said = f"{row['source']} {row['why']}"
+        if "results/connectors/equal-settings" in said or "--view equal-settings" in said:
+            found.add("equal-settings")
+        if re.search(r"results/connectors/(?!equal-settings)\w", said):
+            found.add("own-best")
+    return found
+
+
+def test_connectors_page_says_which_views_the_verdicts_read():
+    block = _between((ROOT / "docs/connectors.md").read_text(), FINDINGS_START, FINDINGS_END)
+    sentence = next(line for line in block.splitlines() if line.startswith("The verdicts on section 9's claims"))
+    named = {"equal-settings", "own-best"} if "read both views" in sentence else \
+        {view for view in TITLES.values() if f"the {view} view only" in sentence}
+    assert named == views_the_verdicts_read()
+    assert "own-best" in named  # the page once said the verdicts read the equal-settings view only
+
+
+# ---- the machines ----
+
+def machine_of(path: Path) -> str | None:
+    """A bench file's machine as its record names it: CPU model and bf16 path, else its device line."""
+    m = json.loads(path.read_text()).get("machine")
+    if not m:
+        return None
+    if m.get("cpu_model"):
+        return f"{m['cpu_model']} ({m['bf16_path']})"
+    return f"{m['device']} (its record names no CPU model)" if m["device"].upper().startswith("CPU") else m["device"]
+
+
+def expected_machines(names: list[str]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for name in names:
+        if machine := machine_of(ROOT / "bench" / name):
+            out.setdefault(machine, set()).add(name)
+    return out
+
+
+def machines_listed(text: str, lead: str) -> dict[str, set[str]]:
+    """The list under the sentence `lead` opens: {machine: its files}."""
+    listing = text.split(lead, 1)[1].split("\n\n", 2)[1]
+    items = re.findall(r"^- (.+?): ((?:`[^`]+`(?:, )?)+)\.$", listing, flags=re.M)
+    return {machine: set(re.findall(r"`([^`]+)`", files)) for machine, files in items}
+
+
+README_LEAD = "The benchmark tables above come from these machines"
+RESULTS_LEAD = "The benchmarks below come from these machines"
+
+
+def results_benches() -> list[str]:
+    """The bench files the results page's Benchmarks section shows: every one but the timed run's and the shapes
+    study's own (shown in its sections)."""
+    return [p.name for p in sorted((ROOT / "bench").glob("*.json"))
+            if p.name != "repro.json" and p.name not in shapes_tables.BENCH_FILES]
+
+
+def test_the_readme_names_the_machines_its_metrics_and_tables_come_from():
+    block = _between((ROOT / "README.md").read_text(), START, END)
+    assert set(readme_benches(ROOT)) >= {"cpu-2core.json", *WHERE_FILES}  # the tables' files, as the report reads
+    assert machines_listed(block, README_LEAD) == expected_machines(readme_benches(ROOT))
+    repro = machine_of(ROOT / "bench/repro.json")
+    assert f"made them on the {repro}" in block
+    assert len(expected_machines(readme_benches(ROOT))) > 1  # tables from more than one machine: the page says so
+
+
+def test_the_results_page_names_the_machines_of_its_benchmarks():
+    page = (ROOT / "docs/results.md").read_text()
+    assert machines_listed(page, RESULTS_LEAD) == expected_machines(results_benches())
+
+
+def _plain(name: str) -> str:
+    """"Intel(R) Xeon(R) Processor" as a note writes it: "Intel Xeon"."""
+    return re.sub(r"\(R\)|\s+Processor", "", name)
+
+
+def test_no_page_names_a_machine_no_record_holds():
+    records = {_plain(m) for p in (ROOT / "bench").glob("*.json") if (m := machine_of(p))}
+    for page in (ROOT / "README.md", ROOT / "docs/results.md"):
+        named = {_plain(name) for name in MACHINE.findall(page.read_text())}
+        assert {name for name in named if not any(name in record for record in records)} == set(), page.name
+
+
+def test_a_hand_edited_machine_fails_the_check():
+    block = _between((ROOT / "README.md").read_text(), START, END)
+    expected = expected_machines(readme_benches(ROOT))
+    assert machines_listed(block.replace("- AMD EPYC (AVX512-BF16)", "- AMD EPYC (AVX2)"), README_LEAD) != expected
+    first = next(line for line in block.splitlines() if line.startswith("- ") and line.endswith(".json`."))
+    assert machines_listed(block.replace(first + "\n", ""), README_LEAD) != expected  # a machine left out
+    records = {m for p in (ROOT / "bench").glob("*.json") if (m := machine_of(p))}
+    assert not any("AMD Ryzen" in record for record in records) and MACHINE.findall("made on an AMD Ryzen")
