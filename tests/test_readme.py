@@ -84,8 +84,8 @@ def test_reading_quotes_the_paired_statistics_and_counts_replicates():
 
     text = paired_sentence(_reps([40.0, 50.0, 30.0], [70.0, 50.0, 20.0]), _pairs([-18, 0, 6]))
     assert "more questions right in 1, fewer in 1, as many in 1 of 3 replicates" in text
-    assert "replicate 0: 40 vs 70" in text
-    assert "median 0 of 60 questions, 75% interval [-6, +18], sign test p = 1" in text  # caption_qa − qa
+    assert "% right, qa vs caption_qa: 40 vs 70, 50 vs 50, 30 vs 20 (replicates 0 to 2)." in text
+    assert "Median 0 of 60 questions, 75% interval [-6, +18], sign test p = 1" in text  # caption_qa − qa
     assert "the interval includes zero: no difference supported" in text and " ahead" not in text
     assert paired_sentence({"qa": {}}, {}) is None
     assert paired_sentence(_reps([40.0], [70.0]), {}) is None  # no paired.json: no sentence
@@ -105,7 +105,7 @@ def test_reading_says_ahead_only_where_the_interval_supports_it():
 
     text = paired_sentence(_reps([0.0, 15.0], [21.67, 65.0]), _pairs([-13, -30]))
     assert "more questions right in 2, fewer in 0, as many in 0 of 2 replicates" in text
-    assert "median +21.5 of 60 questions, 50% interval [+13, +30], sign test p = 0.5" in text
+    assert "Median +21.5 of 60 questions, 50% interval [+13, +30], sign test p = 0.5" in text
     assert "no difference supported (2 replicates cannot give an interval of 90% or more" in text
     assert " ahead" not in text and "helps" not in text and "beats" not in text
     nine = [-3, -5, 2, -8, -1, -4, -6, -2, -7]  # qa − caption_qa; caption_qa more right in 8 of 9, interval [+1, +7]
@@ -157,8 +157,9 @@ def test_convergence_table_marks_the_default_and_names_what_beat_it():
     assert any(r.startswith("| lr 2e-3 | 3 | 0.50 | 100 / 150 (50 / 75) | 300 / 300 (150 / 150) |") for r in rows)
     assert any(r.startswith("| lr 3e-3 | 3 | 1.00 | 100 / 150 (100 / 150) | never / never (— / —) |") for r in rows)
     assert not any("untimed" in r for r in rows)
-    assert rows[-1] == ("On the worst seed's seconds to 70%, against the marked setting (200 s): faster by more than "
-                        "5%: lr 2e-3 (150 s); within 5%: none; slower or never there: lr 3e-3.")
+    assert rows[-5:] == ["On the worst seed's seconds to 70%, against the marked setting (200 s):", "",
+                         "- faster by more than 5%: lr 2e-3 (150 s).", "- within 5%: none.",
+                         "- slower or never there: lr 3e-3."]
 
 
 def test_time_paragraph_names_the_machine_and_both_step_readings():

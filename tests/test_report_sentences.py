@@ -266,7 +266,7 @@ def test_digits_before_sentence_turns_with_the_numbers():
         return {"well_formed": spread(formed), "distinct": spread(distinct), "accuracy": spread(right)}
     text = before_sentence(before(1.0, 1, 0.109), 0.1, 0.113, 10)
     assert text == ("Before any adapter training every caption is already one of the 10 sentences (100% "
-                    "well-formed), the same for every picture; they name the right digit 0.109 of the time, no more "
+                    "well-formed), the same for every picture. They name the right digit 0.109 of the time, no more "
                     "than always naming the most common test digit would (0.113): fluency comes free, grounding "
                     "does not.")
     text = before_sentence(before(1.0, 7, 0.4), 0.1, 0.113, 10)

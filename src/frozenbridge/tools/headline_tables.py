@@ -70,8 +70,9 @@ def headline_table(root: Path) -> list[str]:
     if notes:
         out += ["", f"Statistics: {'; '.join(notes)}."]
     studies = list(dict.fromkeys(r.study for r in rows if r.study in REFERENCE_SOURCES))
-    return out + ["", "References: " + "; ".join(f"{STUDY_LABELS.get(s, s)}, {REFERENCE_SOURCES[s]}" for s in studies)
-                  + ". The words are defined in [the glossary](docs/shapes.md#glossary)."]
+    return out + ["", "References, each study's source and its setup:", "",
+                  *(f"- {STUDY_LABELS.get(s, s)}: {REFERENCE_SOURCES[s]}." for s in studies),
+                  "", "The words are defined in [the glossary](docs/shapes.md#glossary)."]
 
 
 BACKBONE_KEYS = ("language.name", "vision.name")  # an experiment that changed one is shown beside the default run

@@ -29,7 +29,7 @@ def _other_studies(categories: dict, total: float) -> str:
         return ""
     listed = ", ".join(f"the {STUDY_LABELS.get(name, name)} study {_minutes(seconds)}"
                        for name, seconds in others.items())
-    return f"; {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
+    return f". The other studies: {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
 
 
 def cpu_label(m: dict) -> str:
@@ -47,7 +47,8 @@ def repro_time(saved: dict, root: Path | None = None) -> list[str]:
     rest = total - steps - c.get("data", 0.0) - sum(c.get(f"{name} study", 0.0) for name in OTHER_STUDIES)
     return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` {_which(saved)} took "
             f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{cpu_label(m)} "
-            f"(torch {m['torch']}) whose benchmark step (batch 16 captions, 49 image tokens) took {_step_times(saved)}. Data "
+            f"(torch {m['torch']}). Its benchmark step (batch 16 captions, 49 image tokens) took {_step_times(saved)}."
+            f"{_skipped(saved)} Data "
             f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
             f"{_minutes(c.get('training', 0.0))}, of which {_minutes(steps)} inside training steps; evaluation "
             f"{_minutes(c.get('evaluation', 0.0))}; summaries and figures "
@@ -58,13 +59,18 @@ def repro_time(saved: dict, root: Path | None = None) -> list[str]:
 
 
 def _which(saved: dict) -> str:
-    """Which stages the timed run ran: every one, or all but those DVC found up to date (a clean clone's analyses,
-    whose inputs came out as committed), which are then not in its time."""
+    """Which stages the timed run ran: every one, or all but those DVC found up to date (_skipped)."""
+    return f"of {saved['stage_count']} stages" if saved.get("skipped_stages") else "of every stage"
+
+
+def _skipped(saved: dict) -> str:
+    """The stages DVC found up to date (a clean clone's analyses, whose inputs came out as committed), which are then
+    not in the run's time: a sentence of its own, or nothing where it ran every stage."""
     skipped = saved.get("skipped_stages")
     if not skipped:
-        return "of every stage"
-    return (f"of {saved['stage_count']} stages ({len(skipped)} more were up to date, their inputs the same bytes as "
-            f"committed, so DVC skipped them and they are not in this time: {', '.join(skipped)})")
+        return ""
+    return (f" {len(skipped)} more stages were up to date, their inputs the same bytes as committed, so DVC skipped "
+            f"them and they are not in this time: {', '.join(skipped)}.")
 
 
 def _at_floor(saved: dict, root: Path | None) -> str:
@@ -94,7 +100,7 @@ def command_one_time(saved: dict, replicates: int) -> list[str]:
     two = total - sum(sec for name, sec in saved["stages"].items()
                       if (stage_replicate(name) or 0) > 1)
     line = (f"Command 1 (`dvc repro`, {len(reps)} replicates of every study) took **{_minutes(total)}** on a "
-            f"{m['cpu']} machine{cpu_label(m)} whose benchmark step took {_step_times(saved)} "
+            f"{m['cpu']} machine{cpu_label(m)}. Its benchmark step took {_step_times(saved)} "
             f"([time](docs/results.md#time) splits it by stage).")
     if len(reps) > 2:
         line += (f" Fewer replicates run in less: `dvc exp run -S 'replicates=[0,1]'` runs two; in that run the "

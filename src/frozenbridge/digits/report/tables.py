@@ -49,7 +49,7 @@ def digits_results(metrics: Path) -> list[str]:
                     f"{t['well_formed']['median']:.1%} | {t['distinct']['median']:g} | "
                     f"{'yes' if t['language_unchanged'] else 'NO'} |")
     rows += ["", before_sentence(first["before"], adapter["chance"], cls.get("most_common_test_digit_share"),
-                                 classes) + " ![digits accuracy per epoch](plots/digits/accuracy.png)", ""]
+                                 classes), "", "![digits accuracy per epoch](plots/digits/accuracy.png)", ""]
     return rows
 
 
@@ -73,7 +73,7 @@ def before_sentence(before: dict, chance: float, most_common: float | None, clas
         verdict = ": fluent, and already above what ignoring the picture gives"
     else:
         verdict = ": not yet fluent"
-    return f"Before any adapter training {fluent}, {same}; {grounded}{verdict}."
+    return f"Before any adapter training {fluent}, {same}. {grounded[0].upper()}{grounded[1:]}{verdict}."
 
 
 WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
@@ -88,7 +88,7 @@ def limits_results(folder: Path) -> list[str]:
         return []
     ceiling = limits["ceiling"]
     out = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; kept "
-           f"in `results/{folder.name}/`). {exp['note'][0].upper()}{exp['note'][1:]}.", "",
+           f"in `results/{folder.name}/`). {exp['note'][0].upper()}{exp['note'][1:].rstrip('.')}.", "",
            f"The adapter's test accuracy (8 prefix tokens) per setting, against the classifier's {ceiling:g}:", "",
            "| setting | factor | LM seed, steps | per replicate | worst / ceiling | zeros right | seconds |",
            "|---|---|---|---|---:|---|---:|"]

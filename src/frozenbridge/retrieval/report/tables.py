@@ -83,8 +83,8 @@ def reading(m: dict) -> str:
                            sum(d < 0 for d in cells.values()))
     by_length = {length: [d for (n, _, _), d in cells.items() if n == length] for length in LENGTHS}
     text = (f"Reading: by median, the frozen LM + adaptor is ahead of the tower trained from scratch in {ahead} of "
-            f"{len(cells)} recall@1 cells, behind in {behind} and level in {tied}; its lowest replicate is above the "
-            f"other's highest in {stand.count('ahead')}, its highest below the other's lowest in "
+            f"{len(cells)} recall@1 cells, behind in {behind} and level in {tied}. By range, its lowest replicate is "
+            f"above the other's highest in {stand.count('ahead')}, its highest below the other's lowest in "
             f"{stand.count('behind')}, and the two ranges overlap in {stand.count('overlap')}. The median "
             "difference is " + _and([f"{_span(d)} points on {length} captions" for length, d in by_length.items()])
             + ".")
@@ -122,7 +122,7 @@ def retrieval_results(metrics: Path) -> list[str]:
     embed, m = found
     lang = embed["language"]
     return [f"**Retrieval study** (`metrics/retrieval/`): {embed['texts']:,} distinct captions embedded once by the "
-            f"frozen {lang['name']} ({POOL_LABELS.get(lang['pool'], lang['pool'])}, {lang['width']} numbers); each "
+            f"frozen {lang['name']} ({POOL_LABELS.get(lang['pool'], lang['pool'])}, {lang['width']} numbers). Each "
             "picture is the encoder's cached features averaged over the grid, through one trained linear layer; every "
             "tower trained on the same contrastive loss and batches. Recall median [min–max] over replicates:", "",
             *recall_table(m), "",

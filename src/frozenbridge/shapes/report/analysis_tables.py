@@ -81,13 +81,13 @@ def paired_analysis_table(pairs: dict) -> list[str]:
                               f"[{_signed(iv['low'])}, {_signed(iv['high'])}] ({_coverage(iv)})",
                               f"{c['sign_test_p']:g}", winner))
     return markdown_table("Paired replicates (`metrics/shapes/paired.json`): in how many replicates the first "
-                          "recipe of the pair had more questions right, as many, or fewer, and the median of the "
-                          "per-replicate differences (first − second, in questions of the number given); beside it "
+                          "recipe of the pair had more questions right, as many, or fewer. Then the median of the "
+                          "per-replicate differences (first − second, in questions of the number given). Beside it, "
                           "an exact interval for that median from the sorted differences (order statistics, "
-                          "binomial, distribution-free: at least 95% where the replicates allow, else [min, max] at "
-                          "the coverage given), the exact two-sided sign test over replicates (ties dropped), and "
-                          f"the recipe an interval of at least {_percent(CLAIM)} places ahead (none where it includes "
-                          f"zero or covers less; {_reach(counts)}):",
+                          "binomial, distribution-free): at least 95% where the replicates allow, else [min, max] at "
+                          "the coverage given. Then the exact two-sided sign test over replicates (ties dropped). "
+                          f"Last, the recipe an interval of at least {_percent(CLAIM)} places ahead (none where it "
+                          f"includes zero or covers less; {_reach(counts)}):",
                           ["pair", "test pairs", "task", "ahead", "tied", "behind", "median difference",
                            "interval (coverage)", "sign test p", "supported"], cells,
                           align="|---|---|---|---:|---:|---:|---:|---:|---:|---|")
@@ -98,10 +98,10 @@ def wrong_answers_table(wrong: dict) -> list[str]:
     cells = [(recipe, task, c["wrong"], c["in_picture"], c["not_in_picture"], c["not_a_color"],
               f"{c['nearest']} ({c['nearest_chance']:g})", f"{c['common']} ({c['common_chance']:g})")
              for recipe, tasks in wrong.items() for task, c in tasks.items()]
-    return markdown_table("Wrong answers on held-out pairs, all replicates (`metrics/shapes/wrong_answers.json`): a "
-                          "color of another shape in the picture or not; of those in the picture, the nearest shape's "
-                          "color and one of the asked kind's two most common training colors, each beside what picking "
-                          "one of the picture's other shapes at random gives:",
+    return markdown_table("Wrong answers on held-out pairs, all replicates (`metrics/shapes/wrong_answers.json`). "
+                          "Each wrong color is a color of another shape in the picture or not. Of those in the "
+                          "picture: the nearest shape's color, and one of the asked kind's two most common training "
+                          "colors, each beside what picking one of the picture's other shapes at random gives:",
                           ["recipe", "task", "wrong", "in picture", "not in it", "not a color", "nearest (chance)",
                            "common (chance)"], cells, left=2)
 
@@ -180,14 +180,14 @@ def probes_table(probes: dict, source: str = "metrics/shapes/probes.json", order
         return []
     n, chance = probes["shapes"], probes.get("chance")
     if chance:
-        note = (f"; chance is the share of the set's most common color or kind, what always naming it scores (the "
+        note = (f"Chance is the share of the set's most common color or kind, what always naming it scores (the "
                 f"seen-pair set holds {_classes(chance, 'seen')}, the held-out-pair set {_classes(chance, 'heldout')})")
     else:
-        note = ("; no chance level: this probes.json does not record what its test sets hold (`dvc repro "
+        note = ("There is no chance level: this probes.json does not record what its test sets hold (`dvc repro "
                 "shapes_probe` writes it)")
     rows = [f"Linear probes (`{source}`): a shape's color and kind read from the mean vector "
-            f"under it; trained on {n['train']} shapes of training pictures, tested on {n['seen']} seen-pair shapes "
-            f"and {n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates{note}:", "",
+            f"under it. Trained on {n['train']} shapes of training pictures, tested on {n['seen']} seen-pair shapes "
+            f"and {n['heldout']} held-out-pair shapes; accuracy %, median [min–max] over replicates. {note}:", "",
             "| read from | replicates | color: seen | color: held-out | kind: seen | kind: held-out |",
             "|---|---:|---:|---:|---:|---:|"]
     order = list(order) or ["encoder", "stage1", *[p for p in probes["places"] if p not in ("encoder", "stage1")]]
@@ -223,7 +223,7 @@ def image_cost_table(cost: dict, bench: dict | None) -> list[str]:
         return []
     per = cost["kv_bytes_per_position"]
     rows = [f"What a picture costs (`metrics/shapes/text.json`): every position keeps {per:,} bytes of KV cache in "
-            f"bf16 (2 × {cost['layers']} layers × key/value heads × head width × 2 bytes); the first test picture's "
+            f"bf16 (2 × {cost['layers']} layers × key/value heads × head width × 2 bytes). The first test picture's "
             f"caption (\"{cost['caption']}\") is {cost['caption_tokens']} tokens, "
             f"{_mib(cost['caption_tokens'] * per)}:", "",
             "| picture | patches | KV cache | merged | KV cache |", "|---|---:|---:|---:|---:|"]
@@ -280,4 +280,4 @@ def receipts_table(rec: dict) -> list[str]:
                 if lm_moved else f"leaves the first position exactly unchanged in the language model "
                                  f"({rec['language']})")
     return [f"Receipts (`metrics/shapes/receipts.json`): {line} Changing only the last input position "
-            f"(the bottom-right patch) {encoder}; changing only the last token {language}.", ""]
+            f"(the bottom-right patch) {encoder}. Changing only the last token {language}.", ""]

@@ -54,9 +54,10 @@ def _against_default(results: dict, params: dict) -> list[str]:
     faster = [f"{k} ({s:.0f} s)" for k, s in others.items() if s < mine * (1 - NOISE)]
     level = [f"{k} ({s:.0f} s)" for k, s in others.items() if mine * (1 - NOISE) <= s <= mine * (1 + NOISE)]
     slower = [k for k, s in others.items() if s > mine * (1 + NOISE)]
-    return ["", f"On the worst seed's seconds to 70%, against the marked setting ({mine:.0f} s): faster by more "
-            f"than {NOISE:.0%}: {', '.join(faster) or 'none'}; within {NOISE:.0%}: {', '.join(level) or 'none'}; "
-            f"slower or never there: {', '.join(slower) or 'none'}."]
+    return ["", f"On the worst seed's seconds to 70%, against the marked setting ({mine:.0f} s):", "",
+            f"- faster by more than {NOISE:.0%}: {', '.join(faster) or 'none'}.",
+            f"- within {NOISE:.0%}: {', '.join(level) or 'none'}.",
+            f"- slower or never there: {', '.join(slower) or 'none'}."]
 
 
 def heldout_curve_table(saved: dict) -> list[str]:
@@ -107,10 +108,10 @@ def model_table(saved: dict) -> list[str]:
     the median; "—" past a row's steps), steps and seconds to 50% and 70% on the worst seed."""
     model_steps = range(MODEL_EVERY, max(e["steps"] for e in saved["results"].values()) + 1, MODEL_EVERY)
     rows = ["Stage-1 convergence by language model (`python -m frozenbridge.shapes.sweeps.converge --language NAME`): "
-            f"exact captions of {saved['items']} seen-pair test pictures, % on the worst seed (median in brackets); "
-            "steps and seconds (steps x the step time: --time-steps's, measured alone, where it ran, else the "
-            "median of the runs') to 50% and 70% on the worst seed; "
-            "\"never\" = not within the steps run. A seed that reached 70% stopped there and keeps its score.", "",
+            f"exact captions of {saved['items']} seen-pair test pictures, % on the worst seed (median in brackets). "
+            "Steps and seconds to 50% and 70% on the worst seed: the seconds are the steps x the step time "
+            "(--time-steps's, measured alone, where it ran, else the median of the runs'). "
+            "\"Never\" = not within the steps run. A seed that reached 70% stopped there and keeps its score.", "",
             "| language model: setting | seeds | " + " | ".join(f"{s} steps" for s in model_steps) +
             " | to 50%, worst: steps (s) | to 70%, worst: steps (s) | s a step |",
             "|---|---:|" + "---:|" * len(model_steps) + "---:|---:|---:|"]

@@ -94,14 +94,25 @@ def paired_sentence(reps: dict, pairs: dict, a: str = "qa", b: str = "caption_qa
     if not ra or not rb or not cell:
         return None
     common = sorted(set(ra) & set(rb), key=int)
-    listed = ", ".join(f"replicate {r}: {ra[r]['right']:g} vs {rb[r]['right']:g}" for r in common)
+    listed = ", ".join(f"{ra[r]['right']:g} vs {rb[r]['right']:g}" for r in common)
     more, fewer = cell["behind"], cell["ahead"]  # the pair's first recipe is `a`: a behind = b more right
     head = "Captioning first" if (a, b) == ("qa", "caption_qa") else f"{b} against {a}"
     where = "on pairs never seen in training" if test == "heldout" else f"on {TEST_LABELS.get(test, test)}"
-    return (f"**{head}, {where}.** {task.capitalize()} on {TEST_LABELS.get(test, test)}, {a} vs {b} (% right), "
-            f"{listed}. {b} − {a}, replicate by replicate: more questions right in {more}, fewer in "
-            f"{fewer}, as many in {cell['tied']} of {cell['replicates']} replicates; "
-            f"{paired_evidence(cell, flip=True)}: {paired_verdict(cell, a, b)}.")
+    evidence = paired_evidence(cell, flip=True)
+    return (f"**{head}, {where}.** {task.capitalize()} on {TEST_LABELS.get(test, test)}, % right, {a} vs {b}: "
+            f"{listed} ({_replicates(common)}). Replicate by replicate, {b} − {a}: more questions right in {more}, "
+            f"fewer in {fewer}, as many in {cell['tied']} of {cell['replicates']} replicates. "
+            f"{evidence[0].upper()}{evidence[1:]}: {paired_verdict(cell, a, b)}.")
+
+
+def _replicates(names: list[str]) -> str:
+    """"replicates 0 to 4" where they run on without a gap, else "replicates 0, 2, 5" ("replicate 3" alone)."""
+    numbers = [int(n) for n in names]
+    if len(numbers) == 1:
+        return f"replicate {numbers[0]}"
+    if numbers == list(range(numbers[0], numbers[-1] + 1)):
+        return f"replicates {numbers[0]} to {numbers[-1]}"
+    return f"replicates {', '.join(map(str, numbers))}"
 
 
 def _within_spread(scores: dict) -> tuple[int, int]:
@@ -135,7 +146,7 @@ def spread_sentence(scores: dict, replicates: int | None = None) -> str | None:
     text = (f"**What it cannot show.** {who} disagree by up to {span:g} points ({recipe}, {task}, "
             f"{TEST_LABELS.get(test, test)})")
     if total:
-        text += (f"; {small} of the {total} differences between two recipes' medians (same task, same test set) are "
+        text += (f". {small} of the {total} differences between two recipes' medians (same task, same test set) are "
                  "smaller than the wider of the two recipes' min–max ranges, so they do not separate the recipes "
                  "here")
     return text + "."

@@ -132,7 +132,7 @@ def experiment_results(folder: Path) -> list[str]:
     metrics = folder / "metrics" / "shapes"
     parts = [f"**On-demand experiment `{exp['name']}`** (`{exp['command']}` on commit {str(exp['commit'])[:7]}; "
              f"its metrics kept in `results/{folder.name}/`). "
-             + (f"{exp['note'][0].upper()}{exp['note'][1:]}." if exp.get("note") else ""), ""]
+             + (f"{exp['note'][0].upper()}{exp['note'][1:].rstrip('.')}." if exp.get("note") else ""), ""]
     if (scores := read_json_if_present(metrics / "scores.json")) is not None:
         parts += ["Exact match, %:", "", *recipe_table(scores), ""]
     parts += paired_analysis_table(read_json_if_present(metrics / "paired.json") or {})
