@@ -291,6 +291,10 @@ def test_the_findings_say_where_a_design_is_ahead_or_behind_in_every_replicate_f
     assert "690 parameters (1.15× the MLP's)" in resampler and "16 image tokens (the MLP 49)" in resampler
     assert "Held-out pairs: caption +5 [+5, +10]" in resampler and "took 32 minutes" in resampler
     assert "A training question step is 255 GFLOP (the MLP's 402) and took 0.80× the MLP's time" in resampler
+    from frozenbridge.shapes.report.connectors import connectors_table
+
+    row = next(r for r in connectors_table(tmp_path) if r.startswith("| resampler-16 |"))
+    assert "| 0.80× |" in row  # the table's ratio goes the findings' way: the design's time over the MLP's
     assert "Its step is not benchmarked yet" in text  # the codebook has no bench rows here
     assert "Ahead in every replicate: held-out caption, held-out count" in resampler
     assert "Behind in every replicate: none." in resampler

@@ -165,8 +165,8 @@ def reading(m: dict, shapes: dict | None, lab: Labels | None = None, folder: str
              else f"this space is {m['scorer']}, on {f'`{folder}`' if folder else 'this folder'}'s pictures")
     text = (f"Reading: training moves agreement from {floor:.4f} to {trained:.4f} against {m['ceiling']:.4f} for the "
             f"true captions, {closed}. The two shares are not one measurement: {space}. A picture's own caption "
-            f"is its nearest in that space {a['own_nearest']:.0f}% of the time (chance {a['chance']:g}%; the reference's "
-            f"CLIP: {ref['own_nearest']}% of {ref['pictures']:,}). ")
+            f"is its nearest in that space {a['own_nearest']:.0f}% of the time (chance {a['chance']:g}%; the "
+            f"reference's CLIP: {ref['own_nearest']}% of {ref['pictures']:,}). ")
     mine = [r["trained"]["by_set"]["seen"]["exact"] for r in m["replicates"].values()
             if "seen" in r["trained"]["by_set"]]
     if shapes and "caption" in shapes and mine:
