@@ -13,7 +13,8 @@ from frozenbridge.bench.__main__ import benchmarks
 ROOT = Path(__file__).resolve().parents[1]
 
 MODULES = ["frozenbridge.tools.forecast", "frozenbridge.tools.report", "frozenbridge.tools.repro_timing",
-           "frozenbridge.tools.snapshot", "frozenbridge.tools.run_floor", "frozenbridge.shapes.sweeps.converge",
+           "frozenbridge.tools.snapshot", "frozenbridge.tools.run_floor", "frozenbridge.tools.rerun_check",
+           "frozenbridge.shapes.sweeps.converge",
            "frozenbridge.shapes.sweeps.probe_places", "frozenbridge.digits.sweeps.limits",
            "frozenbridge.digits.sweeps.reachable", "frozenbridge.testing.tiny_models",
            "frozenbridge.testing.tiny_gguf", "frozenbridge.tools.plots_template"]
