@@ -7,8 +7,7 @@ import torch
 from frozenbridge.bridge.connector import MergedPatchMLP
 from frozenbridge.bridge.model import VLM
 from frozenbridge.core.backbones import load_language
-from frozenbridge.shapes.evaluation.scoring import generate_once
-from frozenbridge.shapes.params import EvaluateParams
+from frozenbridge.bridge.ask import generate_once
 from frozenbridge.bench.prefill import answer_keys, shared_prefill
 from test_train import CPU, tiny_split
 
@@ -29,7 +28,7 @@ def test_shared_prefill_answers_as_the_evaluation_in_fp32_and_runs_each_picture_
         shared = shared_prefill(vlm, keys, feats, batch_size=5, max_new=3)
     finally:
         hook.remove()
-    expected = generate_once(vlm, keys, feats, EvaluateParams(batch_size=5, answer_tokens=3), 3, "test")
+    expected = generate_once(vlm, keys, feats, 5, 3, "test")
     assert shared == expected
     prefix = len(vlm.tokens.bos) + len(vlm.tokens.ids("Image:")) + vlm.connector.n_out
     prompts = {len(vlm.tokens.ids("\n" + prompt)) for _, prompt in keys}

@@ -13,7 +13,7 @@ from frozenbridge.bridge.saved_run import load_connector
 from frozenbridge.bridge.sequence import Item
 from frozenbridge.core.backbones import load_language
 from frozenbridge.shapes.data.splits import generate_split, split_seeds
-from frozenbridge.shapes.data.vocab import wrong_pictures
+from frozenbridge.core.controls import wrong_pictures
 from frozenbridge.shapes.evaluation.scoring import eval_items, evaluate_split, exact_match, gap, percent
 from frozenbridge.shapes.params import (DataParams, EvaluateParams, Params, ShapesParams, SplitSizes, Stage1Until,
                                         TrainParams)

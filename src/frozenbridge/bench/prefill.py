@@ -16,7 +16,6 @@ have no picture to share and are left out of both sides.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import time
 from itertools import groupby
@@ -74,10 +73,10 @@ def shared_prefill(vlm, keys: list[tuple[int, str]], feats: torch.Tensor, batch_
 
 def answer_keys(data, blank_row: int, n: int, name: str) -> list[tuple[int, str]]:
     """The (picture row, prompt) of every one-word answer the evaluation generates with a picture."""
-    from frozenbridge.shapes.data.vocab import CONDITIONS
-    from frozenbridge.shapes.evaluation.scoring import condition_image, eval_items
+    from frozenbridge.core.controls import CONDITIONS, shown
+    from frozenbridge.shapes.evaluation.scoring import eval_items
 
-    return [(condition_image(item, cond, blank_row), item.prompt)
+    return [(shown(item, cond, blank_row), item.prompt)
             for task, rows in eval_items(data, n, name).items() if task != "caption"
             for item in rows for cond in CONDITIONS if cond != "none"]
 
@@ -86,7 +85,7 @@ def measure(recipe: str, replicate: int, repeats: int) -> tuple[list[dict], str,
     from frozenbridge.bridge.model import fp32_for_a_while
     from frozenbridge.bridge.saved_run import load_run
     from frozenbridge.shapes.data.vocab import TEST_SPLITS
-    from frozenbridge.shapes.evaluation.scoring import generate_once
+    from frozenbridge.bridge.ask import generate_once
     from frozenbridge.shapes.params import load_params
     from frozenbridge.shapes.paths import FEATURES, PICTURES, RUNS, model_dir
     from frozenbridge.shapes.training.split_data import load_blank, load_split
@@ -108,8 +107,7 @@ def measure(recipe: str, replicate: int, repeats: int) -> tuple[list[dict], str,
 
     def evaluation(size: int = cfg.batch_size) -> dict:
         return {(i, k): a for i, (feats, keys) in enumerate(sets) for k, a in
-                generate_once(vlm, keys, feats, dataclasses.replace(cfg, batch_size=size), cfg.answer_tokens,
-                              "evaluation").items()}
+                generate_once(vlm, keys, feats, size, cfg.answer_tokens, "evaluation").items()}
 
     def shared() -> dict:
         return {(i, k): a for i, (feats, keys) in enumerate(sets)

@@ -1,10 +1,12 @@
 """The shapes study's vocabulary in one place, importable without torch: colors and kinds, recipe names, tasks,
-conditions, test sets, the prompts, and the wrong-picture rule.
+conditions (core.controls's, the audit's too), test sets and the prompts.
 
 Summaries, figures and report tables read these names; training and evaluation spell nothing of their own.
 """
 
 from __future__ import annotations
+
+from frozenbridge.core.controls import CONDITIONS, CONTROLS  # noqa: F401 (which picture a prompt is shown with)
 
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (220, 38, 38),
@@ -24,8 +26,6 @@ TESTS = tuple(TEST_SPLITS)
 RECIPE_NAMES = ("caption", "qa", "caption_qa", "caption_qa_lora", "caption_qa_mix")
 TASKS = ("caption", "count", "binding", "leftmost")
 QUESTION_TASKS = TASKS[1:]
-CONDITIONS = ("right", "blank", "wrong", "none")  # which picture the prompt is shown with
-CONTROLS = CONDITIONS[1:]
 
 
 def caption_prompt() -> str:
@@ -34,16 +34,3 @@ def caption_prompt() -> str:
 
 def question_prompt(question: str) -> str:
     return f"Question: {question} Answer:"
-
-
-def wrong_pictures(pictures: list[int]) -> list[int]:
-    """For each item, the picture of the item half the list away (the next one with another picture, if equal).
-
-    Choosing among the task's own items means a wrong-picture prompt is usually a right-picture prompt of another
-    item, so its answer is already generated."""
-    m = len(pictures)
-    out = []
-    for i, pic in enumerate(pictures):
-        others = (pictures[(i + m // 2 + j) % m] for j in range(m))
-        out.append(next((p for p in others if p != pic), pic))
-    return out

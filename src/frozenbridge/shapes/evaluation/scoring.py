@@ -1,11 +1,13 @@
-"""Scoring a trained run: exact match under four conditions, on seen-pair and held-out-pair test pictures.
+"""Scoring a trained run: exact match under the four conditions (core.controls), on seen-pair and held-out-pair test
+pictures.
 
 Conditions for every item: the right picture, the blank picture, a wrong picture (the picture of another item of
-the same task, half the task's items away) and no picture (the prompt alone, without "Image:").
-gap = right - max(blank, wrong, none). Wrong-picture answers are also scored against the picture actually shown, on
-the items whose answer differs between the two scenes. Work that repeats is done once: every distinct (picture,
-prompt) is generated once per test set, whichever items and conditions share it. A test set that holds fewer pictures
-or questions of a type than `shapes.evaluate.items` asks is evaluated on all it holds, said in one warning line.
+the same task and test set, half the task's items away: core.controls.wrong_pictures) and no picture (the prompt
+alone, without "Image:"). gap = right - max(blank, wrong, none). Wrong-picture answers are also scored against the
+picture actually shown, on the items whose answer differs between the two scenes. The asking is the audit's too
+(bridge.ask): every distinct (picture, prompt) is generated once per test set, whichever items and conditions share
+it. A test set that holds fewer pictures or questions of a type than `shapes.evaluate.items` asks is evaluated on
+all it holds, said in one warning line.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import logging
 from dataclasses import dataclass
 
 import torch
-from tqdm import tqdm
 
+from frozenbridge.bridge.ask import answer, generate_once
 from frozenbridge.bridge.model import VLM
 from frozenbridge.bridge.sequence import Item
+from frozenbridge.core.controls import CONDITIONS, Asked, asked_in_groups
 from frozenbridge.shapes.data.scene import Shape, questions
-from frozenbridge.shapes.data.vocab import CONDITIONS, TASKS, caption_prompt, question_prompt, wrong_pictures
-from frozenbridge.shapes.evaluation.exact import exact_match, gap, percent  # noqa: F401 (the scorer's rule, here too)
+from frozenbridge.shapes.data.vocab import TASKS, caption_prompt, question_prompt
+from frozenbridge.shapes.evaluation.exact import exact_match, gap, percent
 from frozenbridge.shapes.params import EvaluateParams
 from frozenbridge.shapes.training.split_data import SplitData
 
@@ -28,12 +31,8 @@ log = logging.getLogger("frozenbridge.shapes")
 
 
 @dataclass(frozen=True)
-class EvalItem:
-    picture: int
-    prompt: str
-    target: str
-    wrong: int  # the picture shown in the wrong-picture condition
-    target_on_wrong: str | None  # the right answer for that picture, None where the question is not askable there
+class EvalItem(Asked):
+    target_on_wrong: str | None = None  # the right answer for the wrong picture, None where it is not askable there
 
 
 def short_of(n: int, rows: dict[str, list], name: str | None = None) -> str | None:
@@ -61,12 +60,8 @@ def eval_items(data: SplitData, n: int, name: str | None = None) -> dict[str, li
                 rows[q["type"]].append((pic, question_prompt(q["question"]), q["answer"]))
     if (line := short_of(n, rows, name)) is not None:
         log.warning("%s", line)
-    out: dict[str, list[EvalItem]] = {}
-    for task, task_rows in rows.items():
-        wrong = wrong_pictures([pic for pic, _, _ in task_rows])
-        out[task] = [EvalItem(pic, prompt, target, w, answer_on(data, w, task, prompt))
-                     for (pic, prompt, target), w in zip(task_rows, wrong, strict=True)]
-    return out
+    return {task: [EvalItem(a.picture, a.prompt, a.target, a.wrong, answer_on(data, a.wrong, task, a.prompt))
+                   for a in asked] for task, asked in asked_in_groups(rows).items()}
 
 
 def answer_on(data: SplitData, pic: int, task: str, prompt: str) -> str | None:
@@ -77,28 +72,11 @@ def answer_on(data: SplitData, pic: int, task: str, prompt: str) -> str | None:
     return next((q.answer for q in questions(scene) if question_prompt(q.question) == prompt), None)
 
 
-def generate_once(vlm: VLM, keys: list[tuple[int | None, str]], feats: torch.Tensor, cfg: EvaluateParams,
-                  max_new: int, desc: str) -> dict[tuple[int | None, str], str]:
-    """Generate for every distinct (picture row, prompt) once; batches hold prompts of one length, so they pad
-    little."""
-    unique = sorted(set(keys), key=lambda k: (k[0] is None, len(vlm.tokens.ids(k[1])), k[1], k[0] or 0))
-    texts: dict[tuple, str] = {}
-    for i in tqdm(range(0, len(unique), cfg.batch_size), desc=desc, unit="batch", leave=False):
-        chunk = unique[i:i + cfg.batch_size]
-        said = vlm.generate([Item(img, prompt, "") for img, prompt in chunk], feats, max_new)
-        texts.update(zip(chunk, said, strict=True))
-    return texts
-
-
 def run_generation(vlm: VLM, items: list[Item], feats: torch.Tensor, cfg: EvaluateParams, max_new: int,
                    desc: str) -> list[str]:
     """Predictions for items, generating each distinct (picture, prompt) once."""
-    texts = generate_once(vlm, [(it.image, it.prompt) for it in items], feats, cfg, max_new, desc)
+    texts = generate_once(vlm, [(it.image, it.prompt) for it in items], feats, cfg.batch_size, max_new, desc)
     return [texts[(it.image, it.prompt)] for it in items]
-
-
-def condition_image(item: EvalItem, cond: str, blank_row: int) -> int | None:
-    return {"right": item.picture, "blank": blank_row, "wrong": item.wrong, "none": None}[cond]
 
 
 def evaluate_split(vlm: VLM, data: SplitData, blank: torch.Tensor, cfg: EvaluateParams,
@@ -111,29 +89,31 @@ def evaluate_split(vlm: VLM, data: SplitData, blank: torch.Tensor, cfg: Evaluate
     feats = torch.cat([data.feats, blank.to(data.feats.dtype)])
     blank_row = len(data.feats)
     items = {task: rows for task, rows in eval_items(data, cfg.items, name).items() if rows}
-    texts: dict = {}
+    preds: dict[str, dict[str, list[str]]] = {}
     for group, tasks in (("captions", ["caption"]), ("answers", [t for t in TASKS if t != "caption"])):
-        keys = [(condition_image(it, cond, blank_row), it.prompt)
-                for task in tasks if task in items for it in items[task] for cond in CONDITIONS]
-        if keys:
+        asked = [it for task in tasks if task in items for it in items[task]]
+        if asked:
             max_new = cfg.caption_tokens if group == "captions" else cfg.answer_tokens
-            texts.update(generate_once(vlm, keys, feats, cfg, max_new, f"{name} {group}"))
+            said = answer(vlm, asked, feats, blank_row, cfg.batch_size, max_new, f"{name} {group}")
+            start = 0
+            for task in (t for t in tasks if t in items):
+                end = start + len(items[task])
+                preds[task] = {cond: said[cond][start:end] for cond in CONDITIONS}
+                start = end
     scores: dict = {}
     predictions: dict = {}
     for task, rows in items.items():
-        preds = {cond: [texts[(condition_image(it, cond, blank_row), it.prompt)] for it in rows]
-                 for cond in CONDITIONS}
-        result = {cond: percent(sum(exact_match(p, it.target) for p, it in zip(preds[cond], rows, strict=True)),
+        result = {cond: percent(sum(exact_match(p, it.target) for p, it in zip(preds[task][cond], rows, strict=True)),
                                 len(rows))
                   for cond in CONDITIONS}
-        differ = [(p, it.target_on_wrong) for p, it in zip(preds["wrong"], rows, strict=True)
+        differ = [(p, it.target_on_wrong) for p, it in zip(preds[task]["wrong"], rows, strict=True)
                   if it.target_on_wrong is not None and it.target_on_wrong != it.target]
         result.update(gap=gap(result), n=len(rows), n_shown=len(differ),
                       wrong_vs_shown=percent(sum(exact_match(p, shown) for p, shown in differ), len(differ)))
         if task == "caption":
-            result["distinct"] = len(set(preds["right"]))
+            result["distinct"] = len(set(preds[task]["right"]))
         scores[task] = result
         predictions[task] = [{"picture": it.picture, "wrong_picture": it.wrong, "prompt": it.prompt,
-                              "target": it.target, **{cond: preds[cond][i] for cond in CONDITIONS}}
+                              "target": it.target, **{cond: preds[task][cond][i] for cond in CONDITIONS}}
                              for i, it in enumerate(rows)]
     return scores, predictions

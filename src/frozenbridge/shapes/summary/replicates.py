@@ -75,8 +75,9 @@ def aggregate(scores: dict[str, list[dict]]) -> tuple[dict, dict]:
 
 
 def per_replicate(scores: dict[str, list[dict]]) -> dict:
-    """Every run's right-picture score and gap: recipe -> test -> task -> replicate -> {right, gap}, so recipes can
-    be compared replicate by replicate (replicates are paired: same initial connector, same questions)."""
+    """Every run's right-picture score, gap and items: recipe -> test -> task -> replicate -> {right, gap, n}, so
+    recipes (and an audit of the study's own pictures) can be compared replicate by replicate (replicates are
+    paired: same initial connector, same questions)."""
     out: dict = {}
     for recipe, runs in scores.items():
         for test in TESTS:
@@ -85,7 +86,7 @@ def per_replicate(scores: dict[str, list[dict]]) -> dict:
                     if task in r["tests"][test]:
                         s = r["tests"][test][task]
                         out.setdefault(recipe, {}).setdefault(test, {}).setdefault(task, {})[str(r["replicate"])] = {
-                            "right": s["right"], "gap": s["gap"]}
+                            "right": s["right"], "gap": s["gap"], "n": s["n"]}
     return out
 
 

@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from frozenbridge.core.controls import CONTROLS, best_control
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.tools.verdicts.rules import HOLDS, NoDifference
 
@@ -47,10 +48,10 @@ class Ground:
 
 def _best_control(metrics: Path, recipe: str, test: str, task: str) -> str:
     cell = ((read_json_if_present(metrics / "controls.json") or {}).get(recipe, {}).get(test, {}).get(task) or {})
-    medians = {name: cell[name]["median"] for name in CONTROL_WORDS if name in cell}
-    if not medians:
+    medians = {name: cell[name]["median"] for name in CONTROLS if name in cell}
+    if set(medians) != set(CONTROLS):
         return ""
-    best = max(medians, key=medians.get)
+    best = best_control(medians)  # the shared rule: the highest, the first of a tie
     return f"{CONTROL_WORDS[best]}'s {medians[best]:.4g}%"
 
 
