@@ -14,7 +14,7 @@ from frozenbridge.audit.data.export import export_shapes
 from frozenbridge.audit.data.features import load_features
 from frozenbridge.audit.data.folder import read_audit_folder
 from frozenbridge.audit.evaluation.agreement import EXPORTED, agreement
-from frozenbridge.audit.evaluation.answers import other_pictures
+from frozenbridge.audit.evaluation.answers import wrong_for_each
 from frozenbridge.audit.params import Params
 from frozenbridge.cli import main as cli
 
@@ -46,7 +46,8 @@ def test_a_hand_written_folder_goes_through_the_whole_audit(audited):
     answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
     f = read_audit_folder(folder)
     assert len(answers) == f.test.n_questions == numbers["checks"]["overall"]["questions"]
-    assert all(set(a["said"]) == {"right", "blank", "other", "none"} for a in answers)
+    assert all(set(a["said"]) == {"right", "blank", "wrong", "none"} for a in answers)
+    assert {a["replicate"] for a in answers} == {0}  # `frozenbridge audit` trains one replicate unless asked
     assert numbers["training"]["stage1"]["steps"] == 4 and numbers["training"]["stage2"]["steps"] == 3
     assert set(numbers["checks"]["kinds"]) == set(f.kinds)
     assert numbers["checks"]["seen_heldout"] is not None  # the example marks two test pictures held out
@@ -55,8 +56,10 @@ def test_a_hand_written_folder_goes_through_the_whole_audit(audited):
     page = (out / "audit.md").read_text()
     assert (out / "audit.png").stat().st_size > 0
     assert f"{numbers['checks']['overall']['gap']:g}" in page or str(numbers['checks']['overall']['gap']) in page
-    run = json.loads((out / "run" / "run.json").read_text())
-    assert run["stage1"]["steps"] == 4 and (out / "run" / "model" / "config.json").is_file()
+    run = json.loads((out / "runs" / "0" / "run.json").read_text())
+    assert run["stage1"]["steps"] == 4 and (out / "runs" / "0" / "model" / "config.json").is_file()
+    assert set(numbers["training"]["curves"]["0"]) == {"stage1", "stage2"}
+    assert numbers["repeats"] == []  # the example's test pictures are new pictures
 
 
 def test_a_second_audit_keeps_the_features_and_gives_the_same_numbers(audited, caplog):
@@ -102,11 +105,28 @@ def test_a_bad_folder_is_one_line_before_any_work(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-def test_every_test_picture_is_shown_once_as_another_ones():
-    for n in (2, 3, 5, 8):
-        others = other_pictures(n)
-        assert sorted(others) == list(range(n)) and all(o != i for i, o in enumerate(others))
-    assert other_pictures(1) == [-1]
+def test_the_wrong_picture_is_drawn_within_the_side_and_kind(tmp_path):
+    """As the shapes study draws it: a held-out question is shown another held-out picture asked the same kind, a
+    seen one a seen picture, never its own; a kind asked of one picture alone falls back to its side."""
+    folder = read_audit_folder(write_example_folder(tmp_path / "f"))
+    asked = [(i, p, q) for i, p in enumerate(folder.test.pictures) for q in p.questions]
+    wrong = wrong_for_each(folder)
+    assert len(wrong) == len(asked)
+    for (i, p, q), w in zip(asked, wrong):
+        assert w != i and folder.test.pictures[w].heldout == p.heldout
+        same_kind = {j for j, pj, qj in asked if pj.heldout == p.heldout and qj.kind == q.kind}
+        if len(same_kind) > 1:
+            assert w in same_kind
+
+
+def test_a_test_set_of_one_picture_borrows_a_training_picture(tmp_path):
+    root = write_example_folder(tmp_path / "one")
+    meta = root / "test" / "metadata.jsonl"
+    meta.write_text(meta.read_text().splitlines(keepends=True)[0])
+    for extra in sorted((root / "test").glob("pic0[2-9].png")):
+        extra.unlink()
+    folder = read_audit_folder(root)
+    assert wrong_for_each(folder) == [-1] * folder.test.n_questions
 
 
 def test_the_shapes_pictures_export_as_an_audit_folder(tmp_path):
@@ -133,14 +153,20 @@ def test_the_shapes_pictures_export_as_an_audit_folder(tmp_path):
     assert all(p.file_name.startswith("test_heldout-") for p in held)
 
 
-def test_agreement_sets_each_kind_beside_the_studys_range(tmp_path):
-    block = {"score": {"right": 50.0}, "gap": 20.0}
-    checks = {"seen_heldout": {"seen": {"kinds": {"count": block}}, "heldout": None}}
-    scores = tmp_path / "scores.json"
-    scores.write_text(json.dumps({"caption_qa": {"seen": {"count": {"right": {"min": 40, "median": 45, "max": 60},
-                                                                    "gap": {"min": 25, "median": 30, "max": 35}}}}}))
-    got = agreement(checks, scores)
-    assert [(r["what"], r["within"]) for r in got["rows"]] == [("count, seen, right picture", True),
-                                                               ("count, seen, gap", False)]
-    assert got["within"] == 1
-    assert agreement(checks, tmp_path / "missing.json") is None
+def test_agreement_pairs_each_replicate_with_the_studys(tmp_path):
+    """Replicates 0-4 of the audit against the study's: ranges, and per pair the audit's number minus the study's
+    with the exact interval; a replicate the study lacks is left out of the pairs, not of the audit's range."""
+    cells = {str(r): {"seen": {"count": {"score": {"right": 50.0 + r}, "gap": 26.0 + r}}} for r in range(6)}
+    replicates = tmp_path / "replicates.json"
+    replicates.write_text(json.dumps({"caption_qa": {"seen": {"count": {
+        str(r): {"right": 40.0 + r, "gap": 25.0 + 2 * r} for r in range(5)}}}}))
+    got = agreement({"by_replicate": cells}, replicates)
+    right, gap = got["rows"]
+    assert (right["test"], right["kind"], right["what"]) == ("seen", "count", "right")
+    assert right["paired"]["differences"] == [10.0] * 5 and right["paired"]["supported"] == "first"
+    assert right["audit_spread"] == {"median": 52.5, "min": 50.0, "max": 55.0} and right["within"] is False
+    assert gap["paired"]["differences"] == [1.0, 0.0, -1.0, -2.0, -3.0] and gap["paired"]["supported"] is None
+    assert gap["study_spread"] == {"median": 29.0, "min": 25.0, "max": 33.0} and gap["within"] is True
+    assert got["within"] == 1 and got["differ"] == 1
+    assert agreement({"by_replicate": cells}, tmp_path / "missing.json") is None
+

@@ -10,14 +10,15 @@ from frozenbridge.audit.evaluation.checks import (CONDITION_LABELS, CONDITIONS, 
                                                   FAILURE_LABELS, UNKINDED, Prior, audit_numbers, block, failures,
                                                   prior_answers)
 
-BLOCK_KEYS = {"questions", "pictures", "score", "prior", "prior_from_wording", "best_control", "gap", "gap_interval"}
+BLOCK_KEYS = {"questions", "answers", "replicates", "pictures", "score", "prior", "prior_from_wording", "best_control",
+              "gap", "gap_interval"}
 
 
 def rec(picture: int, question: str, answer: str, right: str, blank: str = "-", other: str = "-", none: str = "-",
-        kind: str | None = None, heldout: bool = False) -> dict:
-    return {"picture": picture, "file_name": f"p{picture}.png", "question": question, "kind": kind,
-            "answer": answer, "heldout": heldout, "said": {"right": right, "blank": blank, "other": other,
-                                                            "none": none}}
+        kind: str | None = None, heldout: bool = False, replicate: int = 0) -> dict:
+    return {"replicate": replicate, "picture": picture, "file_name": f"p{picture}.png", "question": question,
+            "kind": kind, "answer": answer, "heldout": heldout, "said": {"right": right, "blank": blank,
+                                                                          "wrong": other, "none": none}}
 
 
 def four() -> list[dict]:
@@ -33,8 +34,8 @@ def no_priors(records: list[dict]) -> list[Prior]:
 
 
 def test_constants():
-    assert CONDITIONS == ("right", "blank", "other", "none") and CONTROLS == ("blank", "other", "none")
-    assert set(CONDITION_LABELS) == set(CONDITIONS) and CONDITION_LABELS["other"] == "another picture"
+    assert CONDITIONS == ("right", "blank", "wrong", "none") and CONTROLS == ("blank", "wrong", "none")
+    assert set(CONDITION_LABELS) == set(CONDITIONS) and CONDITION_LABELS["wrong"] == "another picture"
     assert set(FAILURE_LABELS) == set(FAILURE_CLASSES) == {"another_question", "blank_answer", "other"}
 
 
@@ -42,8 +43,8 @@ def test_scores_best_control_gap_and_interval():
     b = block(four(), no_priors(four()), samples=1000, rng_seed=0)
     assert set(b) == BLOCK_KEYS
     assert b["questions"] == 4 and b["pictures"] == 2
-    assert b["score"] == {"right": 75.0, "blank": 25.0, "other": 50.0, "none": 25.0}  # "Red " is red
-    assert b["best_control"] == "other" and b["gap"] == 25.0
+    assert b["score"] == {"right": 75.0, "blank": 25.0, "wrong": 50.0, "none": 25.0}  # "Red " is red
+    assert b["best_control"] == "wrong" and b["gap"] == 25.0
     # picture 0 alone: gap 50; picture 1 alone: 0; one of each: 25; each extreme is drawn a quarter of the time
     assert b["gap_interval"] == [0.0, 50.0]
 
@@ -52,7 +53,7 @@ def test_best_control_tie_goes_to_the_first_control():
     records = [rec(0, "q", "a", right="a", blank="a", other="b", none="a"),
                rec(1, "q", "a", right="a", blank="b", other="b", none="b")]
     b = block(records, no_priors(records), 100, 0)
-    assert b["score"] == {"right": 100.0, "blank": 50.0, "other": 0.0, "none": 50.0}
+    assert b["score"] == {"right": 100.0, "blank": 50.0, "wrong": 0.0, "none": 50.0}
     assert b["best_control"] == "blank" and b["gap"] == 50.0
 
 
@@ -128,14 +129,14 @@ def test_prior_kind_tie_is_alphabetical():
 
 def test_overall_and_kinds():
     out = audit_numbers(four(), TRAIN, samples=200, seed=0)
-    assert set(out) == {"conditions", "overall", "kinds", "seen_heldout", "failures"}
+    assert set(out) == {"conditions", "overall", "kinds", "seen_heldout", "failures", "by_replicate"}
     assert out["conditions"] == list(CONDITIONS)
     assert list(out["kinds"]) == ["color", "count"]
     color, count = out["kinds"]["color"], out["kinds"]["count"]
-    assert color["questions"] == 2 and color["score"] == {"right": 50.0, "blank": 50.0, "other": 50.0, "none": 0.0}
+    assert color["questions"] == 2 and color["score"] == {"right": 50.0, "blank": 50.0, "wrong": 50.0, "none": 0.0}
     assert color["best_control"] == "blank" and color["gap"] == 0.0
     assert color["prior"] == 50.0 and color["prior_from_wording"] == 2  # "What color?" -> red: right once of two
-    assert count["score"] == {"right": 100.0, "blank": 0.0, "other": 50.0, "none": 50.0} and count["gap"] == 50.0
+    assert count["score"] == {"right": 100.0, "blank": 0.0, "wrong": 50.0, "none": 50.0} and count["gap"] == 50.0
     assert count["prior"] == 0.0 and count["prior_from_wording"] == 0  # no count kind in training: no prior
     assert out["seen_heldout"] is None
 
@@ -155,7 +156,7 @@ def test_seen_against_heldout():
     assert split["seen"]["overall"]["score"]["right"] == 75.0
     held = split["heldout"]
     assert held["overall"]["questions"] == 2 and held["overall"]["pictures"] == 2
-    assert held["overall"]["score"] == {"right": 50.0, "blank": 50.0, "other": 0.0, "none": 0.0}
+    assert held["overall"]["score"] == {"right": 50.0, "blank": 50.0, "wrong": 0.0, "none": 0.0}
     assert list(held["kinds"]) == ["color"]
     everything_held = [dict(r, heldout=True) for r in four()]
     assert audit_numbers(everything_held, TRAIN, samples=50)["seen_heldout"]["seen"] is None
@@ -215,3 +216,27 @@ def test_empty_or_incomplete_records_are_refused():
     del bad["said"]["none"]
     with pytest.raises(ValueError, match=r"test record 0 has no said\['none'\]"):
         audit_numbers([bad], TRAIN)
+
+
+def test_replicates_pool_their_answers_and_keep_their_own_cells():
+    """Two replicates of the same two questions: a score counts every answer, the questions are counted once, and
+    each replicate keeps its own scores and gap (replicate 1 reads nothing: its gap is 0)."""
+    first = [rec(0, "What color?", "red", right="red", blank="blue", kind="color"),
+             rec(1, "What color?", "blue", right="blue", blank="blue", kind="color")]
+    second = [{**r, "replicate": 1, "said": {**r["said"], "right": "green"}} for r in first]
+    out = audit_numbers(first + second, [], samples=50, seed=0)
+    overall = out["overall"]
+    assert (overall["questions"], overall["answers"], overall["replicates"]) == (2, 4, 2)
+    assert overall["score"]["right"] == 50.0 and overall["score"]["blank"] == 50.0 and overall["gap"] == 0.0
+    cells = out["by_replicate"]
+    assert set(cells) == {"0", "1"} and set(cells["0"]) == {"all"}  # nothing held out: one side
+    assert cells["0"]["all"]["color"]["score"]["right"] == 100.0 and cells["0"]["all"]["color"]["gap"] == 50.0
+    assert cells["1"]["all"]["all"]["score"]["right"] == 0.0 and cells["1"]["all"]["all"]["gap"] == -50.0
+    assert out["failures"]["wrong"] == 2  # replicate 1's two wrong answers
+
+
+def test_replicate_cells_split_seen_and_heldout():
+    records = [rec(0, "q", "a", right="a", kind="k"), rec(1, "q", "b", right="x", kind="k", heldout=True)]
+    cells = audit_numbers(records, [], samples=20, seed=0)["by_replicate"]["0"]
+    assert set(cells) == {"all", "seen", "heldout"}
+    assert cells["seen"]["k"]["score"]["right"] == 100.0 and cells["heldout"]["k"]["score"]["right"] == 0.0

@@ -17,13 +17,13 @@ from frozenbridge.audit.report.rules import probe_verdict
 from frozenbridge.audit.summary.figure import draw_audit
 
 ROOT = Path(__file__).resolve().parents[1]
-CONTROLS = ("blank", "other", "none")
+CONTROLS = ("blank", "wrong", "none")
 
 
 def block(right: float, blank: float, other: float, none: float, interval: tuple[float, float], *,
           questions: int = 20, pictures: int = 10, prior: float = 25.0, from_wording: int = 12) -> dict:
     """One Block as audit.json writes it: the best control is the highest of the three, the gap right minus it."""
-    score = {"right": right, "blank": blank, "other": other, "none": none}
+    score = {"right": right, "blank": blank, "wrong": other, "none": none}
     best = max(CONTROLS, key=lambda c: score[c])
     return {"questions": questions, "pictures": pictures, "score": score, "prior": prior,
             "prior_from_wording": from_wording, "best_control": best, "gap": round(right - score[best], 2),
@@ -74,9 +74,10 @@ def numbers(*, ready: bool = True, heldout: bool = False, captions: bool = True,
                    "has_heldout": heldout},
         "settings": {"vision": "tiny-siglip", "language": "tiny-qwen", "stage1_steps": 250, "stage2_steps": 150,
                      "seed": 7, "precision": "bf16", "device": "cpu"},
-        "training": {"stage1": {"steps": 250, "final_loss": 0.1234} if captions else None,
-                     "stage2": {"steps": 150, "final_loss": 0.0567}},
-        "checks": {"conditions": ["right", "blank", "other", "none"], "overall": overall, "kinds": kinds,
+        "training": {"stage1": {"steps": 250, "final_loss": {"0": 0.1234}} if captions else None,
+                     "stage2": {"steps": 150, "final_loss": {"0": 0.0567}}, "curves": {"0": {}}},
+        "repeats": [],
+        "checks": {"conditions": ["right", "blank", "wrong", "none"], "overall": overall, "kinds": kinds,
                    "seen_heldout": seen_heldout, "failures": fails},
         "probe": {"input": "the mean of the frozen encoder's 7 x 7 grid, 256 numbers a picture",
                   "kinds": {"color": {"closed": True, "wordings": 2, "questions": 15, "classes": 4, "probe": 92.5,
@@ -87,12 +88,29 @@ def numbers(*, ready: bool = True, heldout: bool = False, captions: bool = True,
                                       "chance": 33.33, "model": 91.25},
                             "size": {"closed": False, "why": "its answers are open text, not a few classes"}}},
         "study_reference": reference,
-        "agreement": ({"rows": [{"what": "binding, held-out pairs", "audit": 33.33, "study_min": 20.0,
-                                 "study_median": 31.67, "study_max": 38.33, "within": True},
-                                {"what": "count, seen pairs", "audit": 60.0, "study_min": 75.0,
-                                 "study_median": 90.0, "study_max": 93.33, "within": False}]}
-                      if agreement else None),
+        "agreement": (agreement_numbers()                       if agreement else None),
     }
+
+
+def agreement_numbers() -> dict:
+    """Two rows as agreement() writes them: held-out binding's gap, where the audit is above the study in all five
+    pairs, and seen count's right picture, where the pairs go both ways."""
+    from frozenbridge.core.paired import statistics_of
+
+    def row(test, kind, what, audit, study):
+        reps = [str(r) for r in range(5)]
+        diffs = [round(a - b, 2) for a, b in zip(audit, study)]
+        return {"test": test, "kind": kind, "what": what, "audit": dict(zip(reps, audit)),
+                "audit_items": 113 if test == "heldout" else 120, "study_items": 60,
+                "study": dict(zip(reps, study)),
+                "audit_spread": {"median": sorted(audit)[2], "min": min(audit), "max": max(audit)},
+                "study_spread": {"median": sorted(study)[2], "min": min(study), "max": max(study)},
+                "within": min(study) <= sorted(audit)[2] <= max(study), "paired": statistics_of(diffs)}
+    rows = [row("heldout", "binding", "gap", [30.0, 28.0, 25.0, 33.0, 29.0], [6.0, 10.0, -5.0, 13.0, 7.0]),
+            row("seen", "count", "right", [90.0, 85.0, 93.0, 70.0, 88.0], [91.0, 80.0, 95.0, 75.0, 83.0])]
+    return {"recipe": "caption_qa", "rows": rows, "within": sum(r["within"] for r in rows),
+            "differ": sum(r["paired"]["supported"] is not None for r in rows),
+            "study_stage1_steps": {"0": 300, "1": 250, "2": 250, "3": 250, "4": 250}}
 
 
 def page(tmp_path: Path, n: dict, name: str = "out") -> str:
@@ -282,8 +300,15 @@ def test_study_reference_reads_the_real_scores_and_refuses_what_it_cannot(tmp_pa
 def test_agreement_rows_are_counted_and_tabled(tmp_path):
     text = page(tmp_path, numbers(agreement=True))
     part = section(text, "Against the shapes study")
-    assert "within the range of the study's replicates on 1 of the 2 rows below" in part
-    assert "| count, seen pairs | 60 | 75 | 90 | 93.33 | no |" in part
+    assert "The paired interval excludes zero on 1 of the 2 rows: binding, held-out, gap." in part
+    assert "over 5 replicates, its median and exact interval (93.75% coverage)" in part
+    assert "| binding, held-out, gap | 29 [25, 33] | 7 [-5, 13] | 22 [18, 30] | audit higher |" in part
+    assert "| count, seen, right picture | 88 [70, 93] | 83 [75, 95] | -1 [-5, 5] | no difference shown |" in part
+    assert "within the study's range on 1 of the 2 rows" in part
+    assert ("What still differs on purpose: the audit asks every test question of a kind and test set (113 to 120 a "
+            "cell), the study the first 60 of each.") in part
+    assert ("The audit trains stage 1 for 250 caption steps; the study's rule stopped its replicates at 300, 250, "
+            "250, 250 and 250, so replicates 1, 2, 3 and 4 took the same steps from the same seeds in both.") in part
     assert text.index("## Against the shapes study") < text.index("## Is it ready?")
 
 

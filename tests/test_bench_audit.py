@@ -76,6 +76,7 @@ def test_the_chain_parts_are_timed_in_run_audits_order(tmp_path, monkeypatch):
     """run_audit with its parts replaced by stand-ins: the benchmark's timers see each of the five once, in order,
     and put them back after."""
     from frozenbridge.audit import chain
+    from frozenbridge.audit.params import Params
     from frozenbridge.bench.audit import PARTS, timed_chain
     from frozenbridge.core.errors import FrozenbridgeError
 
@@ -96,7 +97,8 @@ def test_the_chain_parts_are_timed_in_run_audits_order(tmp_path, monkeypatch):
     originals = {name: getattr(chain, name) for name in PARTS}
     seconds: dict[str, float] = {}
     with timed_chain(seconds):
-        assert chain.run_audit(None, tmp_path / "folder", tmp_path / "out") == {"stand-in": True}
+        one = Params.parse({})  # one replicate, the default for a folder of your own: each part once
+        assert chain.run_audit(one, tmp_path / "folder", tmp_path / "out") == {"stand-in": True}
     assert called == list(PARTS) and set(seconds) == set(PARTS)
     assert all(s >= 0 for s in seconds.values())
     assert {name: getattr(chain, name) for name in PARTS} == originals

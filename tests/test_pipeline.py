@@ -280,15 +280,16 @@ def test_the_audit_runs_on_the_shapes_pictures_and_another_folder_reruns_only_th
     """audit_folder -> audit_encode -> audit_train -> audit_check on the shapes pictures exported with their questions;
     the audit sets itself beside the study's caption_qa scores. Naming another folder changes the audit's stages
     alone (dvc exp run -S audit.folder=... compares folders)."""
-    for stage in ("audit_folder", "audit_encode", "audit_train", "audit_check"):
+    for stage in ("audit_folder", "audit_encode", "audit_train@0", "audit_train@1", "audit_check"):
         assert f"Running stage '{stage}'" in first_repro.stdout
     numbers = json.loads((project / "metrics/audit/audit.json").read_text())
     assert numbers["folder"]["test"]["pictures"] == 8 and numbers["folder"]["test"]["heldout"] == 4
     assert set(numbers["checks"]["kinds"]) <= {"count", "binding", "leftmost"}
     assert numbers["training"]["stage1"]["steps"] == 3 and numbers["training"]["stage2"]["steps"] == 2
     assert numbers["agreement"] is not None and numbers["agreement"]["recipe"] == "caption_qa"
+    assert all(r["paired"]["replicates"] == 2 for r in numbers["agreement"]["rows"])  # the study's two, paired
     answers = (project / "metrics/audit/answers.jsonl").read_text().splitlines()
-    assert len(answers) == numbers["checks"]["overall"]["questions"]
+    assert len(answers) == 2 * numbers["checks"]["overall"]["questions"]  # each question once a replicate
     assert (project / "plots/audit/audit.png").stat().st_size > 0
     from frozenbridge.audit.data.example import write_example_folder
 
@@ -297,7 +298,8 @@ def test_the_audit_runs_on_the_shapes_pictures_and_another_folder_reruns_only_th
     try:
         set_params(project, audit={"folder": "mine"})
         status = dvc("status", cwd=project).stdout
-        assert all(f"{stage}:" in status for stage in ("audit_encode", "audit_train", "audit_check")), status
+        assert all(f"{stage}:" in status for stage in ("audit_encode", "audit_train@0", "audit_train@1",
+                                                      "audit_check")), status
         assert not any(name in status for name in ("audit_folder:", "shapes_", "digits_", "retrieval_",
                                                    "onetoken_")), status
     finally:

@@ -25,7 +25,7 @@ def test_a_fresh_clone_pulls_the_shared_cache_and_reruns_nothing(project, baseli
 
 
 SEEDED = ("shapes_stage1@0", "shapes_train@qa-1", "digits_vision", "digits_train@2-0", "retrieval_train@scratch-0",
-          "onetoken_train@0", "audit_train")
+          "onetoken_train@0", "audit_train@0")
 UNSEEDED = ("shapes_data", "shapes_encode", "digits_data", "retrieval_embed", "onetoken_encode", "audit_encode")
 
 

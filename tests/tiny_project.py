@@ -111,7 +111,7 @@ def tiny_profile(tiny_models) -> dict:
                             "precision": "fp32"},
                   "evaluate": {"batch_size": 8, "caption_tokens": 6, "pictures": 6},
                   "agreement": {"tower": "adaptor", "shown": 4}},
-        audit={"image_size": 64, "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "precision": "fp32"},
+        audit={"image_size": 64, "replicates": [0, 1], "train": {"batch_size": 4, "stage1_steps": 3, "stage2_steps": 2, "precision": "fp32"},
                "evaluate": {"batch_size": 8, "bootstrap": 20}},
     )
 

@@ -4,15 +4,17 @@ encoder at the same layer).
 
 The defaults are the shapes study's: the MLP over 2 x 2 merged patches, batches of 16, lr 1e-3, 200 caption steps
 (constant) then 150 question steps (cosine after a 10% warmup), so an audit of the study's own pictures is a
-replicate of its caption_qa recipe. Stage 1 trains a fixed number of steps here: the study's stop rule reads the
-captions it writes, and a user's captions need not be exact to be useful.
+replicate of its caption_qa recipe, drawn from the same seed streams (`replicates`). Stage 1 trains a fixed number
+of steps here: the study's stop rule reads the captions it writes, and a user's captions need not be exact to be
+useful (the audit reads its own learning curve instead, and says when the loss was still falling).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.config import boolean, boolean_or, choice, field, fraction, integer, number, optional, text
+from frozenbridge.core.config import (boolean, boolean_or, choice, distinct_integers, field, fraction, integer, number,
+                                      optional, text)
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.params import PRECISIONS, BackboneParams
 from frozenbridge.core.schedule import SCHEDULES
@@ -68,6 +70,9 @@ class AuditParams:
     # train/ and test/, each with pictures and a metadata.jsonl (README: "Your own pictures and questions"); the
     # default is the shapes study's pictures, written there by the audit_folder stage
     folder: str = field("data/audit/shapes", text("a folder with train/ and test/, each holding a metadata.jsonl"))
+    # the runs trained and checked, each from the shapes study's seed streams of that replicate (an audit of the
+    # study's own pictures pairs with the study's runs); one for a folder of your own unless you ask for more
+    replicates: tuple[int, ...] = field((0,), distinct_integers("[0], or [0, 1, 2, 3, 4] for five"))
     image_size: int = field(224, integer(32))  # side pictures are resized to for the embedded CNN
     prompts: AuditPrompts = field(AuditPrompts())
     connector: AuditConnectorParams = field(AuditConnectorParams())

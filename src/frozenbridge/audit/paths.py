@@ -7,7 +7,12 @@ from pathlib import Path
 
 SHAPES_FOLDER = Path("data/audit/shapes")  # the shapes study's pictures and questions as an audit folder
 FEATURES = Path("data/audit/features")  # train.parquet, test.parquet, blank.parquet
-RUN = Path("runs/audit")  # the trained run: model/ (a saved run), run.json
+RUNS = Path("runs/audit")  # one folder a replicate, <r>/: model/ (a saved run), history.csv, run.json
 METRICS = Path("metrics/audit")  # audit.json: every number of the page; answers.jsonl: every answer
 FIGURE = Path("plots/audit/audit.png")
 PAGE = Path("docs/audit.md")  # written from audit.json by python -m frozenbridge.tools.report
+
+
+def run_dir(runs: Path, replicate: int) -> Path:
+    """<runs>/<replicate>: one replicate's trained run."""
+    return Path(runs) / str(replicate)

@@ -201,7 +201,9 @@ def main(argv: list[str] | None = None) -> None:
         written = time.perf_counter() - start
         log.info("audit bench: folder of %d training and %d test pictures written to %s in %.1f s", args.train,
                  args.test, folder, written)
-        params = dataclasses.replace(params, audit=dataclasses.replace(params.audit, folder=str(folder)))
+        # one replicate, as `frozenbridge audit` trains a folder of your own by default
+        params = dataclasses.replace(params, audit=dataclasses.replace(params.audit, folder=str(folder),
+                                                                       replicates=(0,)))
         seconds: dict[str, float] = {}
         with timed_chain(seconds):
             start = time.perf_counter()

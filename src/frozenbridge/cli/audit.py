@@ -19,8 +19,10 @@ def audit(args) -> list[dict]:
     train = dataclasses.replace(params.audit.train, **{k: v for k, v in (("stage1_steps", args.stage1_steps),
                                                                          ("stage2_steps", args.stage2_steps))
                                                        if v is not None})
+    if args.replicates < 1:
+        raise FrozenbridgeError(f"--replicates {args.replicates}: expected 1 or more")
     params = dataclasses.replace(
-        params, audit=dataclasses.replace(params.audit, train=train),
+        params, audit=dataclasses.replace(params.audit, train=train, replicates=tuple(range(args.replicates))),
         **({"language": dataclasses.replace(params.language, name=args.language)} if args.language else {}),
         **({"vision": dataclasses.replace(params.vision, name=args.vision)} if args.vision else {}))
     logging.getLogger("frozenbridge").setLevel(logging.INFO)
@@ -74,12 +76,15 @@ def add_commands(sub, common) -> None:
                                    "frozen encoder. FOLDER holds train/ and test/, each with pictures and a "
                                    "metadata.jsonl (README: Your own pictures and questions). Writes --out: "
                                    "audit.md (the page), audit.png, audit.json (every number), answers.jsonl, "
-                                   "the features and the run. Backbones and settings: params.yaml's (vision, "
+                                   "the features and the runs. Backbones and settings: params.yaml's (vision, "
                                    "language, audit:) when there is one here, else the embedded defaults.")
     u.add_argument("folder", help="the folder to audit")
     u.add_argument("--out", default="audit", help="the folder it writes (default audit)")
     u.add_argument("--params", default="params.yaml", help="whose backbones and audit settings (default "
                                                            "params.yaml; the defaults where there is none)")
+    u.add_argument("--replicates", type=int, default=1,
+                   help="runs to train and check, replicates 0..N-1 (default 1; params.yaml's audit.replicates are "
+                        "for the pipeline's folder, the shapes study's own pictures, audited at five)")
     u.add_argument("--stage1-steps", type=int, default=None, help="caption steps (default audit.train.stage1_steps)")
     u.add_argument("--stage2-steps", type=int, default=None, help="question steps (default audit.train.stage2_steps)")
     u.add_argument("--language", default=None, help="the language model (default language.name)")

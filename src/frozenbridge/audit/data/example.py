@@ -21,12 +21,15 @@ TEST = (("green", "circle", 2), ("red", "square", 3), ("blue", "triangle", 1), (
         ("red", "triangle", 2), ("blue", "circle", 1))  # the last two are the held-out pairs
 PLACES = {1: ((32, 32),), 2: ((17, 32), (47, 32)), 3: ((17, 20), (47, 20), (32, 46))}
 WORDS = {1: "one", 2: "two", 3: "three"}
+TEST_SHIFT = 3  # test pictures are drawn 3 pixels right and down: the same content, never the same picture
 
 
-def _draw(color: str, shape: str, count: int) -> Image.Image:
+def _draw(color: str, shape: str, count: int, shift: int = 0) -> Image.Image:
+    """The picture; `shift` moves every shape right and down by that many pixels (a test picture is a new picture
+    of familiar content, never a copy of a training one: the audit flags copies)."""
     im = Image.new("RGB", (64, 64), "white")
     draw, r, fill = ImageDraw.Draw(im), 9, COLORS[color]
-    for x, y in PLACES[count]:
+    for x, y in ((x + shift, y + shift) for x, y in PLACES[count]):
         if shape == "circle":
             draw.ellipse((x - r, y - r, x + r, y + r), fill=fill)
         elif shape == "square":
@@ -51,8 +54,8 @@ def _row(file_name: str, color: str, shape: str, count: int, i: int, heldout: bo
 def write_example_folder(path: str | Path) -> Path:
     """A small folder in this format at `path` (which must not exist or be empty): 12 training and 6 test 64x64
     pictures of one to three coloured shapes, each with a caption and 2-3 questions of kinds color, count and shape;
-    the test pictures of red triangles and blue circles, pairs no training picture shows, are marked heldout. The
-    same bytes every time."""
+    the test pictures of red triangles and blue circles, pairs no training picture shows, are marked heldout; every
+    test picture is drawn a few pixels off, so none repeats a training picture. The same bytes every time."""
     path = Path(path)
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise FrozenbridgeError(f"{path}: already exists; the example folder is written to a new or empty folder")
@@ -63,7 +66,7 @@ def write_example_folder(path: str | Path) -> Path:
             rows = []
             for i, (color, shape, count) in enumerate(pictures):
                 file_name = f"pic{i + 1:02d}.png"
-                _draw(color, shape, count).save(tmp / split / file_name)
+                _draw(color, shape, count, TEST_SHIFT if split == "test" else 0).save(tmp / split / file_name)
                 rows.append(_row(file_name, color, shape, count, i, (color, shape) in HELD_OUT))
             (tmp / split / METADATA).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path

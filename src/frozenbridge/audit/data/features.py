@@ -54,6 +54,11 @@ def _batches(split: AuditSplit, size: int) -> Iterator[tuple[np.ndarray, list[Im
         yield np.arange(start, start + len(part)), images, {"file_name": [p.file_name for p in part]}
 
 
+def white_picture(size: int) -> Image.Image:
+    """The blank picture of the controls: a white square, the shapes study's blank too."""
+    return Image.new("RGB", (size, size), "white")
+
+
 def encode_folder(encoder: VisionEncoder, folder: AuditFolder, out: Path, dtype: str, batch_size: int,
                   image_size: int) -> dict:
     """Write out/{train,test,blank}.parquet atomically (out appears whole or not at all); returns the metadata."""
@@ -67,7 +72,7 @@ def encode_folder(encoder: VisionEncoder, folder: AuditFolder, out: Path, dtype:
             batches = ((ids, encoder.encode(images), cols) for ids, images, cols in _batches(split, batch_size))
             write_features(tmp / f"{name}.parquet", batches, split.n_pictures, dtype, meta, f"encode {name}",
                            extra=FILE_NAME)
-        white = Image.new("RGB", (image_size, image_size), "white")
+        white = white_picture(image_size)
         write_features(tmp / "blank.parquet", iter([(np.array([0]), encoder.encode([white]), {"file_name": [""]})]),
                        1, dtype, {**base, "split": "blank", "pictures": 1}, "encode blank", extra=FILE_NAME)
     return base

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from frozenbridge.core.controls import normalize
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.picture_folder import check_picture, json_rows, unlisted_pictures
 
@@ -54,8 +55,8 @@ LAYOUT = "train/ and test/, each with its pictures and a metadata.jsonl"
 
 
 def normalize_answer(text: str) -> str:
-    """An answer as it is scored: lower-cased and trimmed, so "Red " and "red" match."""
-    return text.strip().lower()
+    """An answer as it is scored: lower-cased and trimmed, so "Red " and "red" match (core.controls.normalize)."""
+    return normalize(text)
 
 
 class Question(NamedTuple):

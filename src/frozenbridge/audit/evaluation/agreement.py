@@ -1,38 +1,86 @@
-"""An audit of the shapes study's own pictures (data.export) set beside the study's table: the audit trains what the
-study's caption_qa recipe trains, so its right-picture score and gap per kind and test set should fall within the
-range of the study's replicates. Read from the study's metrics/shapes/scores.json, never typed."""
+"""An audit of the shapes study's own pictures (data.export) set beside the study: the audit trains what the study's
+caption_qa recipe trains, from the same seed streams replicate by replicate, and asks through the same conditions
+(core.controls), so its right-picture score and gap per kind and test set should agree with the study's. Range
+against range, and the paired rule the verdict table uses (core.paired): per replicate the audit's number minus the
+study's, the exact interval for the median difference. Read from the study's metrics (scores.json,
+replicates.json), never typed."""
 
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
+
+from frozenbridge.core.paired import statistics_of
 
 EXPORTED = "exported.json"  # at an exported folder's root: where it came from
 STUDY_RECIPE = "caption_qa"  # what the audit trains: stage 1 on captions, then questions
 # what the page cites of the study: qa (questions alone) against caption_qa, by test set and task
 STUDY_RECIPES, STUDY_TESTS, STUDY_TASKS = ("qa", "caption_qa"), ("seen", "heldout"), ("count", "binding", "leftmost")
+WHAT = {"right": "right picture", "gap": "gap"}
+STAGE1 = "stage1.json"  # beside replicates.json: where the study's stop rule ended each replicate's stage 1
 
 
-def agreement(checks: dict, scores_path: Path) -> dict | None:
-    """The audit's right-picture score and gap per kind and test set beside the study's caption_qa range over its
-    replicates (metrics/shapes/scores.json), or None where the study's scores are not there."""
+def read_all_of(path: Path) -> dict | None:
     try:
-        study = json.loads(Path(scores_path).read_text())[STUDY_RECIPE]
-    except (OSError, ValueError, KeyError):
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
         return None
-    split = checks.get("seen_heldout") or {}
+
+
+def read(path: Path) -> dict | None:
+    """The study's caption_qa entry of a metrics file, None where the file or the entry is missing."""
+    return (read_all_of(path) or {}).get(STUDY_RECIPE)
+
+
+def audit_values(checks: dict, test: str, kind: str, what: str) -> dict[str, float]:
+    """{replicate: the audit's right-picture score or gap} for one test set and kind."""
+    out = {}
+    for rep, sides in (checks.get("by_replicate") or {}).items():
+        cell = (sides.get(test) or {}).get(kind)
+        if cell is not None:
+            out[rep] = cell["score"]["right"] if what == "right" else cell["gap"]
+    return out
+
+
+def spread(values) -> dict:
+    values = list(values)
+    return {"median": round(statistics.median(values), 2), "min": min(values), "max": max(values)}
+
+
+def agreement(checks: dict, replicates_path: Path) -> dict | None:
+    """Per kind, test set and number (right picture, gap): the audit's replicates and the study's caption_qa
+    replicates (metrics/shapes/replicates.json) each as median and range, and the paired differences (audit minus
+    study) of the replicates both hold; None where the study's metrics are not there."""
+    study = read(replicates_path)
+    if study is None:
+        return None
     rows = []
-    for test in ("seen", "heldout"):
-        kinds = (split.get(test) or {}).get("kinds", {})
-        for kind, block in kinds.items():
-            for what, audit_value in (("right", block["score"]["right"]), ("gap", block["gap"])):
-                ranged = study.get(test, {}).get(kind, {}).get(what)
-                if ranged is None:
+    for test in STUDY_TESTS:
+        for kind in STUDY_TASKS:
+            for what in WHAT:
+                mine = audit_values(checks, test, kind, what)
+                theirs = {rep: v[what] for rep, v in (study.get(test, {}).get(kind) or {}).items()}
+                if not mine or not theirs:
                     continue
-                rows.append({"what": f"{kind}, {test}, {'right picture' if what == 'right' else 'gap'}",
-                             "audit": audit_value, "study_min": ranged["min"], "study_median": ranged["median"],
-                             "study_max": ranged["max"], "within": ranged["min"] <= audit_value <= ranged["max"]})
-    return {"recipe": STUDY_RECIPE, "rows": rows, "within": sum(r["within"] for r in rows)} if rows else None
+                both = sorted(set(mine) & set(theirs), key=int)
+                diffs = [round(mine[r] - theirs[r], 2) for r in both]
+                paired = statistics_of(diffs) if diffs else None
+                items = {v.get("n") for v in (study.get(test, {}).get(kind) or {}).values()} - {None}
+                asked = {c.get("questions") for sides in (checks.get("by_replicate") or {}).values()
+                         if (c := (sides.get(test) or {}).get(kind))} - {None}
+                rows.append({"test": test, "kind": kind, "what": what, "audit": mine, "study": theirs,
+                             "audit_items": max(asked) if asked else None,
+                             "study_items": max(items) if items else None,
+                             "audit_spread": spread(mine.values()), "study_spread": spread(theirs.values()),
+                             "within": min(theirs.values()) <= statistics.median(mine.values()) <= max(theirs.values()),
+                             "paired": paired})
+    if not rows:
+        return None
+    stage1 = read_all_of(Path(replicates_path).with_name(STAGE1))
+    return {"recipe": STUDY_RECIPE, "rows": rows, "within": sum(r["within"] for r in rows),
+            "differ": sum(r["paired"] is not None and r["paired"]["supported"] is not None for r in rows),
+            "study_stage1_steps": {rep: v["steps"] for rep, v in (stage1 or {}).items() if "steps" in v}}
 
 
 def study_reference(scores_path: Path) -> dict | None:

@@ -1,30 +1,41 @@
-"""The trained run answers every test question four times: with its own picture, a blank picture, another test
-picture and no picture (the prompt alone). Each distinct (picture, prompt) is generated once, greedily.
+"""A trained run answers every test question under the four conditions the shapes study uses (core.controls): its own
+picture, a blank picture, the wrong picture and none, each distinct (picture, prompt) generated once (bridge.ask).
 
-The other picture of test picture i is the test picture half the list away (i + n//2, the next one along where
-that is i itself), so every test picture is shown as another's once; a test set of one picture borrows the first
-training picture. Answers are scored later (evaluation.checks); here they are only written down, one record a test
-question: its picture, file, question, kind, true answer, heldout flag, and what was said under each condition.
+The wrong picture is drawn as the study draws it, among like questions: the test questions on the same side (seen, or
+marked held-out) and of the same kind (questions with no kind form one group), the picture of the question half the
+group's list away. So a held-out question is shown another held-out picture, as in the study, whose answer it may
+share (a right answer there is one the two scenes share). Where a group's questions all ask about one picture, the
+side's questions are the group, then every test question, and a test set of one picture borrows the first training
+picture. Answers are scored later (evaluation.checks); here they are written down, one record a test question and
+replicate: the replicate, its picture, file, question, kind, true answer, heldout flag, the picture shown as the wrong
+one, and what was said under each condition.
 """
 
 from __future__ import annotations
 
 import torch
-from tqdm import tqdm
 
 from frozenbridge.audit.data.features import AuditFeatures
 from frozenbridge.audit.data.folder import AuditFolder
+from frozenbridge.bridge.ask import answer
 from frozenbridge.bridge.model import VLM
-from frozenbridge.bridge.sequence import Item
+from frozenbridge.core.controls import CONDITIONS, Asked, wrong_pictures
 
-CONDITIONS = ("right", "blank", "other", "none")
-
-
-def other_pictures(n: int) -> list[int]:
-    """For each of n test pictures, the one shown as 'another picture' (n = 1: -1, the borrowed training picture)."""
-    if n == 1:
-        return [-1]
-    return [(i + n // 2) % n if (i + n // 2) % n != i else (i + 1) % n for i in range(n)]
+def wrong_for_each(folder: AuditFolder) -> list[int]:
+    """Per test question in folder order, the test picture shown as the wrong one (-1: the borrowed training
+    picture): within its side and kind, else its side, else every test question."""
+    asked = [(i, bool(p.heldout), q.kind) for i, p in enumerate(folder.test.pictures) for q in p.questions]
+    own = [pic for pic, _, _ in asked]
+    out = [-1] * len(asked)
+    for key in (lambda a: (a[1], a[2]), lambda a: a[1], lambda a: 0):  # group, then side, then all
+        groups: dict = {}
+        for n, a in enumerate(asked):
+            groups.setdefault(key(a), []).append(n)
+        for members in groups.values():
+            for n, wrong in zip(members, wrong_pictures([own[m] for m in members]), strict=True):
+                if out[n] == -1 and wrong != own[n]:
+                    out[n] = wrong
+    return out
 
 
 def answer_tokens(vlm: VLM, folder: AuditFolder, setting: int | None) -> int:
@@ -34,33 +45,18 @@ def answer_tokens(vlm: VLM, folder: AuditFolder, setting: int | None) -> int:
     return 2 + max(len(vlm.tokens.ids(" " + q.answer)) for p in folder.test.pictures for q in p.questions)
 
 
-def generate_once(vlm: VLM, keys: list[tuple[int | None, str]], feats: torch.Tensor, batch_size: int,
-                  max_new: int) -> dict[tuple[int | None, str], str]:
-    """Every distinct (feature row or None, prompt) generated once; batches hold prompts of one length, so they pad
-    little."""
-    unique = sorted(set(keys), key=lambda k: (k[0] is None, len(vlm.tokens.ids(k[1])), k[1], -1 if k[0] is None
-                                              else k[0]))
-    said: dict = {}
-    for i in tqdm(range(0, len(unique), batch_size), desc="audit answers", unit="batch"):
-        chunk = unique[i:i + batch_size]
-        said.update(zip(chunk, vlm.generate([Item(row, prompt, "") for row, prompt in chunk], feats, max_new),
-                        strict=True))
-    return said
-
-
-def answer_records(vlm: VLM, folder: AuditFolder, feats: AuditFeatures, ask, batch_size: int,
-                   max_new: int) -> list[dict]:
+def answer_records(vlm: VLM, folder: AuditFolder, feats: AuditFeatures, ask, batch_size: int, max_new: int,
+                   replicate: int = 0) -> list[dict]:
     """One record a test question, in folder order (`ask` turns a question into its prompt)."""
     pictures = folder.test.pictures
-    n = len(pictures)
-    blank_row, borrowed_row = n, n + 1
+    blank_row, borrowed_row = len(pictures), len(pictures) + 1
     rows = torch.cat([feats.test, feats.blank.to(feats.test.dtype), feats.train[:1].to(feats.test.dtype)])
-    others = [borrowed_row if o < 0 else o for o in other_pictures(n)]
-    shown = {"right": lambda i: i, "blank": lambda i: blank_row, "other": lambda i: others[i], "none": lambda i: None}
-    asked = [(i, q) for i, p in enumerate(pictures) for q in p.questions]
-    keys = [(shown[c](i), ask(q.question)) for i, q in asked for c in CONDITIONS]
-    vlm.connector.eval()
-    said = generate_once(vlm, keys, rows, batch_size, max_new)
-    return [{"picture": i, "file_name": pictures[i].file_name, "question": q.question, "kind": q.kind,
-             "answer": q.answer, "heldout": pictures[i].heldout,
-             "said": {c: said[(shown[c](i), ask(q.question))] for c in CONDITIONS}} for i, q in asked]
+    questions = [(i, q) for i, p in enumerate(pictures) for q in p.questions]
+    wrong = wrong_for_each(folder)
+    items = [Asked(i, ask(q.question), q.answer, borrowed_row if w < 0 else w)
+             for (i, q), w in zip(questions, wrong, strict=True)]
+    said = answer(vlm, items, rows, blank_row, batch_size, max_new, f"audit answers, replicate {replicate}")
+    return [{"replicate": replicate, "picture": i, "file_name": pictures[i].file_name, "question": q.question,
+             "kind": q.kind, "answer": q.answer, "heldout": pictures[i].heldout,
+             "wrong_picture": None if w < 0 else pictures[w].file_name,
+             "said": {c: said[c][n] for c in CONDITIONS}} for n, ((i, q), w) in enumerate(zip(questions, wrong))]

@@ -1,10 +1,13 @@
 """The audit's numbers, read from the model's answers to every test question under its picture and three controls.
 
 Why not one score (the reference's "is 90% ready?", issue 52): a score means little until it is set beside what the
-model scores without looking. So every test question is asked four times, with its own picture, a blank one, another
-test picture and none, and the number that matters is the gap between the right picture and the best of the three
-controls, with a 95% bootstrap interval. The interval resamples pictures, not questions: the questions about one
-picture share it, so they are not independent draws, and treating them as such would make the interval too narrow.
+model scores without looking. So every test question is asked four times, with its own picture, a blank one, the
+wrong picture (another test picture) and none, and the number that matters is the gap between the right picture and
+the best of the three controls (core.controls: the shapes study's conditions, best control and gap), with a 95%
+bootstrap interval. The interval resamples pictures, not questions: the questions about one picture share it, so they
+are not independent draws, and treating them as such would make the interval too narrow. Trained at several
+replicates, every replicate's answers count (a score is over all of them), the bootstrap draws pictures with all their
+answers, and `by_replicate` keeps each replicate's own scores and gaps beside.
 
 Beside the gap, the prior: what a model that never looks scores by giving each test question the most common training
 answer for its wording (else for its kind), the floor a picture has to lift the score above. Every number is broken
@@ -23,11 +26,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from frozenbridge.audit.data.folder import normalize_answer
+from frozenbridge.core.controls import (CONDITIONS, CONTROLS, best_control, gap, is_right,  # noqa: F401 (CONTROLS)
+                                        normalize, percent)
 
-CONDITIONS = ("right", "blank", "other", "none")  # the right picture, then the three controls
-CONTROLS = CONDITIONS[1:]
-CONDITION_LABELS = {"right": "right picture", "blank": "blank picture", "other": "another picture",
+CONDITION_LABELS = {"right": "right picture", "blank": "blank picture", "wrong": "another picture",
                     "none": "no picture"}
 UNKINDED = "(no kind)"  # the group of the questions the folder gives no kind
 FAILURE_CLASSES = ("another_question", "blank_answer", "other")  # in order of precedence
@@ -35,7 +37,7 @@ FAILURE_LABELS = {"another_question": "the right answer to another question abou
                   "blank_answer": "the answer it also gives with a blank picture",
                   "other": "something else"}
 EXAMPLES = 24  # wrong answers kept to read, the first in record order
-RECORD_KEYS = ("picture", "file_name", "question", "kind", "answer", "heldout", "said")
+RECORD_KEYS = ("replicate", "picture", "file_name", "question", "kind", "answer", "heldout", "said")
 
 
 class Prior(NamedTuple):
@@ -43,13 +45,9 @@ class Prior(NamedTuple):
     from_wording: bool  # the wording occurs in training; otherwise the answer is its kind's
 
 
-def percent(hits: int, n: int) -> float:
-    return round(100.0 * hits / n, 2) if n else 0.0
-
-
 def hit(said: str, answer: str) -> bool:
-    """The scoring rule: equal after `normalize_answer`."""
-    return normalize_answer(said) == normalize_answer(answer)
+    """The audit's scoring rule (core.controls.is_right): equal after trimming and lower-casing."""
+    return is_right(said, answer)
 
 
 def kind_of(item: dict) -> str:
@@ -68,14 +66,14 @@ def prior_answers(records: list[dict], train_questions: list[dict]) -> list[Prio
     by_wording: dict[str, list[str]] = {}
     by_kind: dict[str, list[str]] = {}
     for q in train_questions:
-        answer = normalize_answer(q["answer"])
-        by_wording.setdefault(normalize_answer(q["question"]), []).append(answer)
+        answer = normalize(q["answer"])
+        by_wording.setdefault(normalize(q["question"]), []).append(answer)
         by_kind.setdefault(kind_of(q), []).append(answer)
     wording_prior = {w: most_frequent(a) for w, a in by_wording.items()}
     kind_prior = {k: most_frequent(a) for k, a in by_kind.items()}
     out = []
     for r in records:
-        wording = normalize_answer(r["question"])
+        wording = normalize(r["question"])
         if wording in wording_prior:
             out.append(Prior(wording_prior[wording], True))
         else:
@@ -108,14 +106,14 @@ def block(records: list[dict], prior_answers: list[Prior], samples: int, rng_see
     asked = np.bincount(where, minlength=len(pictures))
     n = len(records)
     score = {c: percent(int(hits[:, i].sum()), n) for i, c in enumerate(CONDITIONS)}
-    best = max(CONTROLS, key=lambda c: score[c])  # max keeps the first of a tie
-    gap = round(score["right"] - score[best], 2)
-    prior_hits = sum(p.answer is not None and p.answer == normalize_answer(r["answer"])
+    replicates = len({r["replicate"] for r in records})
+    prior_hits = sum(p.answer is not None and p.answer == normalize(r["answer"])
                      for r, p in zip(records, prior_answers))
-    interval = gap_interval(per_picture, asked, samples, rng_seed) if len(pictures) > 1 else [gap, gap]
-    return {"questions": n, "pictures": len(pictures), "score": score, "prior": percent(prior_hits, n),
-            "prior_from_wording": sum(p.from_wording for p in prior_answers), "best_control": best, "gap": gap,
-            "gap_interval": interval}
+    interval = gap_interval(per_picture, asked, samples, rng_seed) if len(pictures) > 1 else [gap(score)] * 2
+    return {"questions": n // replicates, "answers": n, "replicates": replicates, "pictures": len(pictures),
+            "score": score, "prior": percent(prior_hits, n),
+            "prior_from_wording": sum(p.from_wording for p in prior_answers) // replicates,
+            "best_control": best_control(score), "gap": gap(score), "gap_interval": interval}
 
 
 def breakdown(records: list[dict], priors: list[Prior], samples: int, rng_seed: int) -> dict:
@@ -131,10 +129,10 @@ def breakdown(records: list[dict], priors: list[Prior], samples: int, rng_seed: 
 def failure_class(record: dict, others: set[str]) -> str:
     """The class of a wrong right-picture answer; others: the normalized truths of the other questions about the
     same picture that differ from this one's."""
-    said = normalize_answer(record["said"]["right"])
+    said = normalize(record["said"]["right"])
     if said in others:
         return "another_question"
-    if said == normalize_answer(record["said"]["blank"]):
+    if said == normalize(record["said"]["blank"]):
         return "blank_answer"
     return "other"
 
@@ -147,14 +145,14 @@ def failures(records: list[dict]) -> dict:
     """Every wrong right-picture answer classed (FAILURE_CLASSES), counted overall and per kind, the first kept."""
     truths: dict[int, list[tuple[str, str]]] = {}  # picture -> (wording, truth) of each of its questions
     for r in records:
-        truths.setdefault(r["picture"], []).append((normalize_answer(r["question"]), normalize_answer(r["answer"])))
+        truths.setdefault(r["picture"], []).append((normalize(r["question"]), normalize(r["answer"])))
     counts = tally()
     kinds = {k: tally() for k in sorted({kind_of(r) for r in records})}
     examples = []
     for r in records:
         if hit(r["said"]["right"], r["answer"]):
             continue
-        wording, truth = normalize_answer(r["question"]), normalize_answer(r["answer"])
+        wording, truth = normalize(r["question"]), normalize(r["answer"])
         others = {a for w, a in truths[r["picture"]] if w != wording and a != truth}
         cls = failure_class(r, others)
         for count in (counts, kinds[kind_of(r)]):
@@ -167,6 +165,28 @@ def failures(records: list[dict]) -> dict:
     return {**counts, "kinds": kinds, "examples": examples}
 
 
+def cell(records: list[dict]) -> dict:
+    """One replicate's scores under each condition and its gap over the best control, for a set of its records."""
+    score = {c: percent(sum(hit(r["said"][c], r["answer"]) for r in records), len(records)) for c in CONDITIONS}
+    return {"questions": len(records), "score": score, "best_control": best_control(score), "gap": gap(score)}
+
+
+def replicate_cells(records: list[dict]) -> dict:
+    """{replicate: {side: {kind: cell}}}, side "all" and, where some records are held out, "seen" and "heldout";
+    kind "all" and each kind: every replicate's own numbers, for its range and for pairing with the study's."""
+    out: dict = {}
+    for rep in sorted({r["replicate"] for r in records}):
+        mine = [r for r in records if r["replicate"] == rep]
+        sides = {"all": mine}
+        if any(r["heldout"] for r in mine):
+            sides.update(seen=[r for r in mine if not r["heldout"]], heldout=[r for r in mine if r["heldout"]])
+        out[str(rep)] = {side: {kind: cell(group) for kind, group in
+                                [("all", rs), *sorted(((k, [r for r in rs if kind_of(r) == k])
+                                                       for k in {kind_of(r) for r in rs}), key=lambda kv: kv[0])]}
+                         for side, rs in sides.items() if rs}
+    return out
+
+
 def check_records(records: list[dict]) -> None:
     if not records:
         raise ValueError("no test records: the audit's numbers need the model's answers to at least one test question")
@@ -177,8 +197,9 @@ def check_records(records: list[dict]) -> None:
 
 
 def audit_numbers(records: list[dict], train_questions: list[dict], samples: int = 1000, seed: int = 0) -> dict:
-    """The audit's numbers: every block overall and per kind, seen against held-out when some records are held out
-    (a side with no records is None), and the failures read."""
+    """The audit's numbers: every block overall and per kind over every replicate's answers, seen against held-out
+    when some records are held out (a side with no records is None), the failures read, and each replicate's own
+    scores and gaps."""
     check_records(records)
     if samples < 1:
         raise ValueError(f"samples must be at least 1, not {samples}")
@@ -191,4 +212,4 @@ def audit_numbers(records: list[dict], train_questions: list[dict], samples: int
             seen_heldout[side] = breakdown([records[i] for i in idx], [priors[i] for i in idx], samples,
                                            seed) if idx else None
     return {"conditions": list(CONDITIONS), **breakdown(records, priors, samples, seed), "seen_heldout": seen_heldout,
-            "failures": failures(records)}
+            "failures": failures(records), "by_replicate": replicate_cells(records)}

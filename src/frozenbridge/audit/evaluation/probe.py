@@ -79,7 +79,8 @@ def open_reason(train_answers: list[str], test_answers: list[str], max_classes: 
 def probe_kind(train_x: np.ndarray, test_x: np.ndarray, train_questions: list[dict], records: list[dict],
                min_examples: int, l2: float, iterations: int) -> dict:
     """One closed kind: a probe per wording with min_examples training questions and 2 answers that the test asks,
-    scored with chance and the model on the test questions of those wordings."""
+    scored with chance and the model on the test questions of those wordings (the model over every replicate's
+    answers)."""
     by_wording: dict[str, list[dict]] = {}
     for q in train_questions:
         by_wording.setdefault(normalize_answer(q["question"]), []).append(q)
@@ -109,7 +110,8 @@ def probe_kind(train_x: np.ndarray, test_x: np.ndarray, train_questions: list[di
             chance_hits += common == truth
             model_hits += hit(r["said"]["right"], r["answer"])
     n = sum(len(t) for t in asked.values())
-    return {"closed": True, "wordings": len(asked), "questions": n, "classes": classes,
+    replicates = len({r.get("replicate", 0) for t in asked.values() for r in t})  # each question once a replicate
+    return {"closed": True, "wordings": len(asked), "questions": n // replicates, "classes": classes,
             "probe": percent(probe_hits, n), "chance": percent(chance_hits, n), "model": percent(model_hits, n)}
 
 

@@ -3,12 +3,14 @@ with the shapes study on its own pictures, and the direct answer to "is it ready
 
 from __future__ import annotations
 
-from frozenbridge.audit.evaluation.agreement import STUDY_RECIPES, STUDY_TESTS
+from frozenbridge.audit.evaluation.agreement import STUDY_RECIPES, STUDY_TESTS, WHAT
+from frozenbridge.audit.evaluation.curve import SETTINGS
+from frozenbridge.audit.report.before import PHASE_WORDS, still_learning
 from frozenbridge.audit.report.failures import commonest
 from frozenbridge.audit.report.rules import (MARGIN, adds_little, control_score, falling_kinds, heldout_falls,
                                              not_above_zero, probe_verdict, seen_and_heldout)
 from frozenbridge.audit.report.sections import CONTROL_PHRASES
-from frozenbridge.audit.report.words import joined, md_cell, md_table, num, pct
+from frozenbridge.audit.report.words import counted, joined, md_table, num, pct
 from frozenbridge.audit.summary.figure import kind_order
 
 
@@ -51,19 +53,69 @@ def no_captions_paragraph(numbers: dict) -> str | None:
     return " ".join(text)
 
 
+def agreement_row(r: dict) -> list:
+    a, s, p = r["audit_spread"], r["study_spread"], r["paired"]
+    diff = "" if p is None else (f"{num(p['median_difference'])} [{num(p['interval']['low'])}, "
+                                 f"{num(p['interval']['high'])}]")
+    verdict = ("" if p is None else "audit higher" if p["supported"] == "first" else
+               "audit lower" if p["supported"] == "second" else "no difference shown")
+    return [f"{r['kind']}, {'held-out' if r['test'] == 'heldout' else r['test']}, {WHAT[r['what']]}",
+            f"{num(a['median'])} [{num(a['min'])}, {num(a['max'])}]",
+            f"{num(s['median'])} [{num(s['min'])}, {num(s['max'])}]", diff, verdict]
+
+
+def on_purpose(numbers: dict, agreement: dict) -> list[str]:
+    """What still differs between the two on purpose, from the numbers: the questions asked, stage 1's steps and the
+    scoring of an answer's case."""
+    rows = agreement["rows"]
+    audit_items = sorted({r["audit_items"] for r in rows if r.get("audit_items")})
+    study_items = sorted({r["study_items"] for r in rows if r.get("study_items")})
+    text = ["What still differs on purpose:"]
+    if audit_items and study_items:
+        text.append(f"the audit asks every test question of a kind and test set ({num(audit_items[0])} to "
+                    f"{num(audit_items[-1])} a cell), the study the first {num(study_items[-1])} of each.")
+    steps = agreement.get("study_stage1_steps") or {}
+    audit_steps = numbers["settings"]["stage1_steps"]
+    if steps:
+        same = [r for r, n in sorted(steps.items(), key=lambda kv: int(kv[0])) if n == audit_steps]
+        stopped = joined([str(n) for _, n in sorted(steps.items(), key=lambda kv: int(kv[0]))])
+        alike = (f"replicates {joined(same)} took the same steps from the same seeds in both" if len(same) > 1 else
+                 f"replicate {same[0]} took the same steps from the same seeds in both" if same else
+                 "no replicate took the same steps in both")
+        text.append(f"The audit trains stage 1 for {audit_steps} caption steps; the study's rule stopped its "
+                    f"replicates at {stopped}, so {alike}.")
+    text.append("The audit compares answers lower-cased (a folder's answers may be capitalized), the study as "
+                "written; both trim the ends.")
+    return text
+
+
 def agreement_section(numbers: dict) -> list[str]:
+    """The audit of the study's own pictures beside the study, range against range and paired replicate by
+    replicate; empty when the folder is not the study's export or its metrics are not there."""
     agreement = numbers.get("agreement")
     if not agreement or not agreement.get("rows"):
         return []
     rows = agreement["rows"]
-    within = sum(bool(r["within"]) for r in rows)
-    return ["## Against the shapes study", "",
-            f"These are the shapes study's own pictures, exported as a folder. The audit's number lies within the "
-            f"range of the study's replicates on {within} of the {len(rows)} rows below (scores in percent, gaps in "
-            f"points).", "",
-            *md_table(["what", "audit", "study lowest", "study median", "study highest", "within the range"],
-                    [[md_cell(r["what"]), num(r["audit"]), num(r["study_min"]), num(r["study_median"]),
-                      num(r["study_max"]), "yes" if r["within"] else "no"] for r in rows])]
+    paired = [r["paired"] for r in rows if r["paired"] is not None]
+    pairs = paired[0]["replicates"] if paired else 0
+    coverage = num(100 * paired[0]["interval"]["coverage"]) if paired else ""
+    differ = [r for r in rows if r["paired"] is not None and r["paired"]["supported"] is not None]
+    text = [f"These are the shapes study's own pictures, exported as a folder, set beside the study's "
+            f"{agreement['recipe']} runs (scores in percent, gaps in points, median [lowest, highest]).",
+            f"Each audit replicate starts from the study's seed streams of the same replicate, so the two pair: the "
+            f"last columns give the audit's number minus the study's over {counted(pairs, 'replicate')}, its median "
+            f"and exact interval ({coverage}% coverage), the rule of the verdict table."]
+    if differ:
+        text.append(f"The paired interval excludes zero on {len(differ)} of the {len(rows)} rows: "
+                    f"{joined([agreement_row(r)[0] for r in differ])}.")
+    else:
+        text.append(f"The paired interval includes zero on every row: on these {len(rows)} numbers the audit and "
+                    f"the study show no difference.")
+    text.append(f"The audit's median lies within the study's range on {agreement['within']} of the {len(rows)} "
+                f"rows.")
+    return ["## Against the shapes study", "", " ".join(text), "", " ".join(on_purpose(numbers, agreement)), "",
+            *md_table(["what", "audit", "study", "audit minus study, paired [interval]", "paired rule"],
+                      [agreement_row(r) for r in rows])]
 
 
 def closing_paragraph(numbers: dict, margin: float = MARGIN) -> str:
@@ -84,7 +136,12 @@ def closing_paragraph(numbers: dict, margin: float = MARGIN) -> str:
     falls = heldout_falls(seen, held, margin)
     falling = falling_kinds(sh, margin) if sh is not None else []
 
+    learning = still_learning(numbers)
     reasons = []
+    if learning:
+        phases = joined([f"{PHASE_WORDS[p]} steps (`{SETTINGS[p]}`)" for p in learning])
+        reasons.append(f"the runs were still learning when they stopped; train more {phases} before reading the "
+                       f"gaps")
     if not_above_zero(overall):
         reasons.append("over all questions the picture makes no clear difference (the gap's interval is not above "
                        "zero)")
@@ -137,7 +194,11 @@ def closing_paragraph(numbers: dict, margin: float = MARGIN) -> str:
     entries = (numbers.get("probe") or {}).get("kinds", {})
     unused = [k for k in kind_order(entries) if probe_verdict(entries[k], margin) == "unused"]
     absent = [k for k in kind_order(entries) if probe_verdict(entries[k], margin) == "absent"]
-    if unused:
+    if unused and learning:
+        text.append(f"For {joined(unused)} a linear probe finds the answer in the encoder's features and the model "
+                    f"does not use it yet: it was still learning, so train longer before blaming the connector and "
+                    f"the language model.")
+    elif unused:
         text.append(f"For {joined(unused)} a linear probe finds the answer in the encoder's features but the model "
                     f"does not use it: the connector and the language model are where to look.")
     beyond = [k for k in absent if entries[k]["model"] >= entries[k]["probe"] + margin]

@@ -3,6 +3,7 @@ features finds what the model missed."""
 
 from __future__ import annotations
 
+from frozenbridge.audit.report.before import still_learning
 from frozenbridge.audit.report.rules import VERDICTS, probe_verdict
 from frozenbridge.audit.report.words import as_sentence, joined, kind_label, md_cell, md_table, num, pct
 from frozenbridge.audit.summary.figure import NO_KIND, kind_order
@@ -45,11 +46,16 @@ def probe_part(numbers: dict, margin: float) -> list[str]:
         text.append(f"The probe reads {as_sentence(reads)}" if reads[:1].islower() else as_sentence(reads))
     text.append(f"The verdicts compare the probe with chance and with the model, at a margin of {num(margin)} points.")
     out = ["", " ".join(text)]
+    learning = bool(still_learning(numbers))
+
+    def verdict(e: dict) -> str:
+        v = probe_verdict(e, margin)
+        return f"{VERDICTS[v]} yet (still learning)" if v == "unused" and learning else VERDICTS[v]
     if probed:
         out += ["", *md_table(["kind", "questions", "wordings", "answers to tell apart", "probe", "chance", "model",
                              "verdict"],
                             [[k, e["questions"], e["wordings"], e["classes"], pct(e["probe"]), pct(e["chance"]),
-                              pct(e["model"]), VERDICTS[probe_verdict(e, margin)]]
+                              pct(e["model"]), verdict(e)]
                              for k in probed for e in [entries[k]]])]
     skipped = [k for k in order if k not in probed]
     if skipped:
@@ -68,8 +74,12 @@ def section_failures(numbers: dict, margin: float) -> list[str]:
                    "to read.")
     else:
         top = commonest(failures["classes"])
-        out += [f"With its own picture the model got {wrong} of the {checks['overall']['questions']} test questions "
-                f"wrong. A wrong answer is another question's answer when it is the right answer to another question "
+        overall = checks["overall"]
+        reps = overall.get("replicates", 1)
+        got = (f"With its own picture the model got {wrong} of the {overall['questions']} test questions wrong."
+               if reps == 1 else f"With its own picture the {reps} replicates gave {wrong} wrong answers of "
+                                 f"{overall['answers']}, {overall['questions']} test questions each.")
+        out += [f"{got} A wrong answer is another question's answer when it is the right answer to another question "
                 f"on the same picture, and its blank-picture answer when the model says the same with a blank "
                 f"picture.", "", *failures_table(failures)]
         if len(top) == 1:

@@ -6,33 +6,40 @@ question needs (its kind), held-out combinations against seen ones, and the fail
 were; whether a linear probe finds the detail in the frozen encoder's features). It closes with a direct answer to
 "is it ready?". Every number on the page is read from the JSON, and every sentence that states a finding is chosen
 by a rule on those numbers (`margin` points, an interval that includes zero), so the prose stays as true as the
-tables.
+tables. Before any gap it says what would make a gap mean something else: runs still learning at their last step, test
+pictures that repeat training ones.
 
-One file a part: sections.py (the opening and checks 1-3), failures.py (check 4), closing.py (without captions,
-against the shapes study, is it ready?), by the rules in rules.py and the words in words.py."""
+One file a part: before.py (what to read first), sections.py (the opening and checks 1-3), failures.py (check 4),
+closing.py (without captions, against the shapes study, is it ready?), by the rules in rules.py and the words in
+words.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from frozenbridge.audit.report.before import before_the_gaps
 from frozenbridge.audit.report.closing import agreement_section, closing_paragraph, no_captions_paragraph
 from frozenbridge.audit.report.failures import section_failures
 from frozenbridge.audit.report.rules import MARGIN
 from frozenbridge.audit.report.sections import intro, section_controls, section_heldout, section_kinds
 
 
-def page_text(numbers: dict, figure: str = "audit.png", margin: float | None = None) -> str:
+def page_text(numbers: dict, figure: str = "audit.png", margin: float | None = None,
+              beside_study: list[str] | None = None) -> str:
     """The page's Markdown from the audit's JSON, showing the figure (summary.figure, drawn beside audit.json) at
     `figure`, a link relative to the page. The margin: the argument, else settings.margin of the JSON, else MARGIN.
-    The same numbers give the same text."""
+    `beside_study`: lines that follow the section against the shapes study (the measurement of what moved the two
+    apart, tools.audit_against_study). The same numbers give the same text."""
     if margin is None:
         margin = numbers.get("settings", {}).get("margin", MARGIN)
-    lines = [*intro(numbers), "", *section_controls(numbers, figure), "", *section_kinds(numbers, margin), "",
-             *section_heldout(numbers, margin), "", *section_failures(numbers, margin), ""]
+    first = before_the_gaps(numbers)
+    lines = [*intro(numbers), "", *([*first, ""] if first else []), *section_controls(numbers, figure), "",
+             *section_kinds(numbers, margin), "", *section_heldout(numbers, margin), "",
+             *section_failures(numbers, margin), ""]
     if (paragraph := no_captions_paragraph(numbers)) is not None:
         lines += ["## Without captions", "", paragraph, ""]
     if agreement := agreement_section(numbers):
-        lines += [*agreement, ""]
+        lines += [*agreement, "", *([*beside_study, ""] if beside_study else [])]
     lines += ["## Is it ready?", "", closing_paragraph(numbers, margin)]
     return "\n".join(lines) + "\n"
 

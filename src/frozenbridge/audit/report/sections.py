@@ -10,7 +10,7 @@ from frozenbridge.audit.report.words import counted, interval_text, joined, kind
 from frozenbridge.audit.summary.figure import kind_order
 
 
-CONTROL_PHRASES = {"blank": "a blank picture", "other": "another test picture", "none": "no picture at all"}
+CONTROL_PHRASES = {"blank": "a blank picture", "wrong": "another test picture", "none": "no picture at all"}
 
 
 def intro(numbers: dict) -> list[str]:
@@ -24,12 +24,19 @@ def intro(numbers: dict) -> list[str]:
             f"{counted(train['questions'], 'question')}. Its test split has {counted(test['pictures'], 'picture')} and "
             f"{counted(test['questions'], 'question')}{held}."]
     stage1, stage2 = training.get("stage1"), training.get("stage2")
-    phases = [f"for {phase['steps']} steps on the training {what} (final loss {loss_text(phase['final_loss'])})"
+    phases = [f"{phase['steps']} steps on the training {what} ({final_losses(phase['final_loss'])})"
               for phase, what in ((stage1, "captions"), (stage2, "questions")) if phase is not None]
-    trained = f"trained {', then '.join(phases)}" if phases else "was not trained"
-    text.append(f"The connector between the frozen vision encoder `{settings['vision']}` and the frozen language "
-                f"model `{settings['language']}` {trained}. It ran with seed {settings['seed']}, in "
-                f"{settings['precision']} on {settings['device']}.")
+    model = (f"The connector between the frozen vision encoder `{settings['vision']}` and the frozen language model "
+             f"`{settings['language']}`")
+    trained = (f"{model} was not trained." if not phases else f"{model} trained for {phases[0]}." if len(phases) == 1
+               else f"{model} trained for {phases[0]}. Then it trained for {phases[1]}.")
+    reps = settings.get("replicates") or [0]
+    where = f"in {settings['precision']} on {settings['device']}"
+    runs = (f"It ran with seed {settings['seed']}, {where}." if len(reps) == 1 else
+            f"It trained {len(reps)} replicates ({', '.join(str(r) for r in reps)}) {where}, each from the shapes "
+            f"study's seed streams of that replicate (seed {settings['seed']}). Every score below counts every "
+            f"replicate's answers.")
+    text.append(f"{trained} {runs}")
     if stage1 is None:
         text.append("Stage 1 did not run: the training pictures have no captions." if not folder["has_captions"]
                     else "Stage 1 did not run.")
@@ -48,11 +55,25 @@ def intro(numbers: dict) -> list[str]:
     return [f"# Audit of {name}", "", " ".join(text)]
 
 
+def over_replicates(block: dict) -> str:
+    """", over its 5 replicates' 3500 answers" where the block pools several replicates; nothing for one."""
+    reps = block.get("replicates", 1)
+    return f", over its {reps} replicates' {block['answers']} answers" if reps > 1 else ""
+
+
+def final_losses(losses: dict) -> str:
+    """'final loss 0.1933', or 'final loss 0.19 to 0.25 over the replicates'."""
+    values = list(losses.values())
+    if len(values) == 1:
+        return f"final loss {loss_text(values[0])}"
+    return f"final loss {loss_text(min(values))} to {loss_text(max(values))} over the replicates"
+
+
 def conditions_table(checks: dict) -> list[str]:
     head = ["kind", "questions", "right picture", "blank picture", "another picture", "no picture", "prior",
             "best control", "gap [interval]"]
     groups = [("all", checks["overall"]), *((k, checks["kinds"][k]) for k in kind_order(checks.get("kinds", {})))]
-    rows = [[kind_label(name), b["questions"], *(pct(b["score"][c]) for c in ("right", "blank", "other", "none")),
+    rows = [[kind_label(name), b["questions"], *(pct(b["score"][c]) for c in ("right", "blank", "wrong", "none")),
              pct(b["prior"]), CONTROL_PHRASES[b["best_control"]], f"{num(b['gap'])} {interval_text(b)}"]
             for name, b in groups]
     return md_table(head, rows)
@@ -65,8 +86,8 @@ def section_controls(numbers: dict, figure: str) -> list[str]:
     zero_note = ", which includes zero" if lo <= 0 <= hi else (", wholly below zero" if hi < 0 else "")
     text = [f"Every test question was asked with its own picture, a blank picture, another test picture and no "
             f"picture. With its own picture the model answers {pct(overall['score']['right'])} of the "
-            f"{overall['questions']} questions exactly. The best control, {CONTROL_PHRASES[overall['best_control']]}, "
-            f"gets {pct(control_score(overall))}: the picture adds {num(overall['gap'])} points (interval {num(lo)} "
+            f"{overall['questions']} questions exactly{over_replicates(overall)}. The best control, "
+            f"{CONTROL_PHRASES[overall['best_control']]}, gets {pct(control_score(overall))}: the picture adds {num(overall['gap'])} points (interval {num(lo)} "
             f"to {num(hi)}{zero_note}, from resampling the test pictures). That gap, not the score, is what the "
             f"picture is worth."]
     kinds = checks.get("kinds", {})

@@ -14,10 +14,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 import numpy as np  # noqa: E402
 
-CONDITIONS = ("right", "blank", "other", "none")
-CONDITION_LABELS = {"right": "right picture", "blank": "blank picture", "other": "another picture",
+from frozenbridge.core.controls import CONDITIONS  # noqa: E402
+
+CONDITION_LABELS = {"right": "right picture", "blank": "blank picture", "wrong": "another picture",
                     "none": "no picture"}
-CONDITION_COLORS = {"right": "#2f7d32", "blank": "#b0b0b0", "other": "#c0504d", "none": "#7a7a7a"}
+CONDITION_COLORS = {"right": "#2f7d32", "blank": "#b0b0b0", "wrong": "#c0504d", "none": "#7a7a7a"}
 FAILURE_CLASSES = ("another_question", "blank_answer", "other")
 FAILURE_LABELS = {"another_question": "another question's answer", "blank_answer": "its blank-picture answer",
                   "other": "something else"}

@@ -1,5 +1,10 @@
-"""The audit's one training run: the MLP connector from a seeded start, stage 1 on the training captions when the
-folder has any, then stage 2 on the training questions; both backbones stay frozen.
+"""One replicate of the audit's training: the MLP connector from a seeded start, stage 1 on the training captions when
+the folder has any, then stage 2 on the training questions; both backbones stay frozen.
+
+Its seed streams are the shapes study's for the same `seed` and replicate (the same path, core.seeds), and its
+batches are drawn as the study draws them, so an audit of the study's own pictures starts from the study's connector
+and sees the study's batches in the study's order: replicate r of the audit pairs with replicate r of the study, and
+where the study's stop rule ends stage 1 at `stage1_steps` the two train the same run.
 
 Why stage 1 when there are captions: in the shapes study, binding a color to a shape held up on combinations never
 seen in training only when the connector had first learned to describe pictures; a run from questions alone looked
@@ -34,11 +39,9 @@ from frozenbridge.core.precision import compile_choice, compile_layers, describe
 from frozenbridge.core.seeds import spawn
 
 log = logging.getLogger("frozenbridge.audit")
-STUDY = 0xA0D1  # keeps the audit's random streams apart from the studies' for the same `seed`
-
-
-def run_seeds(seed: int) -> dict[str, np.random.SeedSequence]:
-    return spawn(("init", "captions", "questions"), seed, STUDY)
+def run_seeds(seed: int, replicate: int) -> dict[str, np.random.SeedSequence]:
+    """The replicate's streams: the shapes study's path (seed, replicate), its first three streams by name."""
+    return spawn(("init", "captions", "questions"), seed, replicate)
 
 
 def new_connector(params: Params, feats: AuditFeatures, width: int, seed: np.random.SeedSequence) -> MergedPatchMLP:
@@ -49,12 +52,12 @@ def new_connector(params: Params, feats: AuditFeatures, width: int, seed: np.ran
 
 
 def train_audit(params: Params, folder: AuditFolder, feats: AuditFeatures, lm: LanguageModel, device: torch.device,
-                bf16: bool, out: Path) -> dict:
-    """Train the run and write it to `out`; returns run.json's contents."""
+                bf16: bool, out: Path, replicate: int = 0) -> dict:
+    """Train replicate `replicate` and write it to `out`; returns run.json's contents."""
     a, t = params.audit, params.audit.train
-    seeds = run_seeds(params.seed)
+    seeds = run_seeds(params.seed, replicate)
     connector = new_connector(params, feats, lm.width, seeds["init"])
-    log.info("audit: %s", connector.describe())
+    log.info("audit replicate %d: %s", replicate, connector.describe())
     compiled, why = compile_choice(t.compile, device)
     if compiled:
         log.info("audit: %s: %d decoder layers compiled", why, compile_layers(lm.model))
@@ -77,14 +80,14 @@ def train_audit(params: Params, folder: AuditFolder, feats: AuditFeatures, lm: L
 
         def record(step: int, loss: float, name=name, first=first) -> None:
             history.append((first + step, name, loss))
-        train_steps(vlm, batches(), feats.train, optimizer, steps, f"audit {name}", schedule=schedule,
-                    first_step=first, after_step=record)
+        train_steps(vlm, batches(), feats.train, optimizer, steps, f"audit {name}, replicate {replicate}",
+                    schedule=schedule, first_step=first, after_step=record)
         phases[name] = {"steps": steps, "final_loss": round(history[-1][2], 5)}
     seconds = time.perf_counter() - start
     log.info("audit: %d steps in %.1f s (%s)", len(history), seconds, describe(bf16))
     info = {"stage1": phases["stage1"], "stage2": phases["stage2"],
             "connector_params": connector.n_params, "image_tokens": connector.n_out, "device": str(device),
-            "precision": describe(bf16), "compiled_layers": compiled, "seed": params.seed,
+            "precision": describe(bf16), "compiled_layers": compiled, "seed": params.seed, "replicate": replicate,
             "encoder": feats.meta["encoder"], "language": lm.name, "language_revision": lm.revision}
     with atomic_path(out) as tmp:
         tmp.mkdir(parents=True)
@@ -98,10 +101,10 @@ def train_audit(params: Params, folder: AuditFolder, feats: AuditFeatures, lm: L
     return info
 
 
-def train(params: Params, folder: AuditFolder, features: Path, out: Path) -> dict:
-    """The features checked against the folder, then the frozen language model, then the run (the audit_train
-    stage)."""
+def train(params: Params, folder: AuditFolder, features: Path, out: Path, replicate: int = 0) -> dict:
+    """The features checked against the folder, then the frozen language model, then replicate `replicate`'s run
+    (the audit_train stage)."""
     feats = load_features(features, folder, params)  # checked before the model loads
     device = pick_device(params.device)
     lm, bf16 = frozen_language(params.language.name, device, params.audit.train.precision)
-    return train_audit(params, folder, feats, lm, device, bf16, out)
+    return train_audit(params, folder, feats, lm, device, bf16, out, replicate)
