@@ -220,10 +220,15 @@ def audit_page(root: Path) -> str:
     timing (audit_timing), or, where the stage has not run, what makes it."""
     from frozenbridge.audit.report.page import page_text
 
+    from frozenbridge.tools.audit_ladder import MEASURED, ladder_section
+
     numbers = read_json_if_present(root / AUDIT_NUMBERS)
     if numbers is not None:
         timing = audit_timing(root)
-        return page_text(numbers, AUDIT_FIGURE) + "".join(f"\n{line}" for line in timing) + ("\n" if timing else "")
+        measured = read_json_if_present(root / MEASURED)
+        beside = ladder_section(measured, str(MEASURED)) if measured is not None else None
+        return (page_text(numbers, AUDIT_FIGURE, beside_study=beside) + "".join(f"\n{line}" for line in timing)
+                + ("\n" if timing else ""))
     return ("# The audit\n\nThis page is written from `metrics/audit/audit.json`, which the `audit_check` stage writes "
             "(`dvc repro audit_check`, then `python -m frozenbridge.tools.report`). The committed results do not "
             "hold it yet. To audit a folder of your own now: `frozenbridge audit FOLDER` (README: Your own pictures "
