@@ -26,6 +26,7 @@ from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, OWN_BEST, com
 from frozenbridge.tools.headline_tables import backbone_table, headline_table
 from frozenbridge.tools.machines import machines_lines, metrics_machine_sentence
 from frozenbridge.tools.repro_report import command_one_time, cpu_label, repro_time
+from frozenbridge.tools.rerun_report import rerun_section
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
 from frozenbridge.tools.where_it_runs import where_it_runs
@@ -124,6 +125,10 @@ def render_results(root: Path) -> str:
         parts += ["What it found, design by design: [connectors](connectors.md#what-the-comparison-found).", ""]
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += ["## Time", "", *repro_time(repro, root)]
+    if reruns := rerun_section(bench):
+        parts += ["## Reruns", "", "The same params on the same machine should give the same bytes "
+                  "(`python -m frozenbridge.tools.rerun_check`, in [scaling](scaling.md#a-rerun-that-gives-other-bits)).",
+                  "", *reruns]
     if sweep:
         parts += ["## Stage-1 convergence", "", *sweep]
     for title, study in (("The digits study", digits.digits_results(metrics)),

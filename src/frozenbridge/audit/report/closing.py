@@ -70,10 +70,12 @@ def on_purpose(numbers: dict, agreement: dict) -> list[str]:
     rows = agreement["rows"]
     audit_items = sorted({r["audit_items"] for r in rows if r.get("audit_items")})
     study_items = sorted({r["study_items"] for r in rows if r.get("study_items")})
-    text = ["What still differs on purpose:"]
+    text = ["A folder has no tasks: the audit groups its questions by kind, and the export writes each of the study's "
+            "tasks as a kind, so the groups are the study's."]
     if audit_items and study_items:
-        text.append(f"the audit asks every test question of a kind and test set ({num(audit_items[0])} to "
-                    f"{num(audit_items[-1])} a cell), the study the first {num(study_items[-1])} of each.")
+        text.append(f"What still differs on purpose: the audit asks every test question of a kind and test set "
+                    f"({num(audit_items[0])} to {num(audit_items[-1])} a cell), the study the first "
+                    f"{num(study_items[-1])} of each.")
     steps = agreement.get("study_stage1_steps") or {}
     audit_steps = numbers["settings"]["stage1_steps"]
     if steps:
