@@ -100,7 +100,7 @@ def shapes_run(replicate: int, loss: float, caption_right: float, distinct: int,
     """A hand-made run's scores.json (with its final loss) for the shapes summary."""
     def cell(right: float, **more) -> dict:
         return {"right": right, "gap": right - 10.0, "blank": 10.0, "wrong": 5.0 * replicate, "none": 0.0,
-                "wrong_vs_shown": 0.0, **more}
+                "wrong_vs_shown": 0.0, "n": 60, **more}
 
     tests = {test: {"caption": cell(caption_right, distinct=distinct), "count": cell(count_right)}
              for test in ("seen", "heldout")}
@@ -124,7 +124,7 @@ def test_the_shapes_summary_of_hand_made_replicates_is_their_median_and_range():
     assert main["caption"]["final_loss"] == {"median": 0.45, "min": 0.3, "max": 0.6}
     assert main["caption"]["heldout"]["caption"]["right"] == {"median": 40.0, "min": 20.0, "max": 60.0}
     assert main["caption"]["seen"]["distinct_captions"] == {"median": 3, "min": 2, "max": 4}
-    assert per_replicate(scores)["qa"]["seen"]["count"]["2"] == {"right": 100.0, "gap": 90.0}
+    assert per_replicate(scores)["qa"]["seen"]["count"]["2"] == {"right": 100.0, "gap": 90.0, "n": 60}
 
 
 def test_evaluation_of_scripted_captions_has_known_scores_and_distinct_count():
@@ -142,7 +142,7 @@ def test_evaluation_of_scripted_captions_has_known_scores_and_distinct_count():
     data = SplitData(captions, [[] for _ in captions], [[] for _ in captions], torch.zeros(4, 1, 2), {})
     # pictures 0-3, then the blank picture (row 4), then no picture; picture 1 is captioned as picture 0
     said = {0: captions[0], 1: captions[0], 2: captions[2], 3: captions[3], 4: captions[0], None: ""}
-    vlm = SimpleNamespace(tokens=SimpleNamespace(ids=str.split),
+    vlm = SimpleNamespace(tokens=SimpleNamespace(ids=str.split), connector=torch.nn.Identity(),
                           generate=lambda items, feats, n: [said[it.image] for it in items])
     cfg = EvaluateParams(items=4, batch_size=3, caption_tokens=6, answer_tokens=3)
     scores, predictions = evaluate_split(vlm, data, torch.zeros(1, 1, 2), cfg, "test")
