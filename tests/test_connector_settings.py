@@ -104,7 +104,7 @@ def test_a_setting_that_waits_for_the_sweep_is_refused_in_one_line(tmp_path, mon
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip() == ("error: --only resampler-16: waits for the sweep's pick of resampler "
                                               "(`python -m frozenbridge.tools.design_sweep --design resampler` runs "
-                                              "the rest of its grid)")
+                                              "the rest of its grid, `--pick` writes its picks)")
     monkeypatch.setattr("sys.argv", ["connectors", "--only", "resampler-99"])
     with pytest.raises(SystemExit):
         connectors.main()

@@ -313,8 +313,8 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [20, 30, 25]})
     (tmp_path / "results/connectors/sweep").mkdir()
     equal = connectors_table(tmp_path)
-    assert equal[0].startswith("This is the equal-settings comparison, every design at the MLP's settings, kept as "
-                               "its own view in `results/connectors/equal-settings/`.")
+    assert equal[0].startswith("This is the equal-settings comparison, every design at the MLP's settings, kept in "
+                               "`results/connectors/equal-settings/`.")
     assert "is to come in `results/connectors/<setting>/`" in equal[0] and connectors_table(tmp_path, OWN_BEST) == []
     page = render_results(tmp_path)
     assert "### Equal settings: every design at the MLP's settings" in page and "### Own best" not in page
@@ -330,9 +330,12 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     assert "mlp" not in designs(tmp_path, OWN_BEST)  # the view's own MLP not run yet: never the default run's
     (own / "mlp/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([52, 41, 58])))
     equal, best = connectors_table(tmp_path), connectors_table(tmp_path, OWN_BEST)
-    assert "The own-best comparison, each design at its own best setting, is the next table." in equal[0]
+    assert "Beside it, read apart: the own-best view (the table after this one)." in equal[0]
     assert best[0].startswith("This is the own-best comparison, each design at its own best setting, kept in "
-                              "`results/connectors/<setting>/` beside the equal-settings view")
+                              "`results/connectors/<setting>/`. Beside it, read apart: the equal-settings view (the "
+                              "table before this one).")
+    assert "The equal-steps comparison, every design and the MLP trained the same stage-1 steps, is to come in " \
+        "`results/connectors/equal-steps/<setting>/`." in best[0]
     designs_in = lambda rows: {r.split(" | ")[0][2:] for r in rows if r.startswith("| ") and " | seen | " in r}
     assert designs_in(equal) == {"mlp", "resampler-16"} and designs_in(best) == {"mlp", "codebook-1024"}
     page = render_results(tmp_path)

@@ -18,7 +18,7 @@ from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
 
 ROOT = Path(__file__).resolve().parents[1]
 CONNECTORS = ROOT / "results" / "connectors"
-TITLES = {"Equal settings": "equal-settings", "Own best": "own-best"}  # a view's title on the pages, its name here
+TITLES = {"Equal settings": "equal-settings", "Own best": "own-best", "Equal steps": "equal-steps"}  # a view's title on the pages, its name here
 SETTING = re.compile(r"\b(?:mlp|resampler|cross_attention|codebook)-\d+\b")
 MACHINE = re.compile(r"AMD EPYC|Intel\(R\) Xeon\(R\) Processor|Intel Xeon|NVIDIA [A-Z]\d+|AMD Ryzen|Apple M\d")
 
@@ -33,16 +33,17 @@ def held_on_disk(root: Path = ROOT) -> dict[str, set[str]]:
     """{view: its compared settings}: a setting is a folder with a design.json; the MLPs are what they are paired
     with, not settings compared; a view with none is not held."""
     def settings(folder: Path) -> set[str]:
-        return {d.name for d in folder.iterdir() if (d / "design.json").is_file() and not d.name.startswith("mlp")}
+        return {d.name for d in folder.glob("*/") if (d / "design.json").is_file() and not d.name.startswith("mlp")}
     views = {"equal-settings": settings(root / "results/connectors/equal-settings"),
-             "own-best": settings(root / "results/connectors")}
+             "own-best": settings(root / "results/connectors"),
+             "equal-steps": settings(root / "results/connectors/equal-steps")}
     return {view: names for view, names in views.items() if names}
 
 
 def views_named_on_connectors_page(text: str) -> dict[str, set[str]]:
     """The views and settings docs/connectors.md's generated block says the results hold (its list, one a view)."""
     block = _between(text, FINDINGS_START, FINDINGS_END)
-    items = re.findall(r"^- (Equal settings|Own best) \(`[^`]+`\): (.+)\.$", block, flags=re.M)
+    items = re.findall(r"^- (Equal settings|Own best|Equal steps) \(`[^`]+`\): (.+)\.$", block, flags=re.M)
     return {TITLES[title]: set(names.split(", ")) for title, names in items}
 
 
@@ -89,7 +90,9 @@ def views_the_verdicts_read(root: Path = ROOT) -> set[str]:
         said = f"{row['source']} {row['why']}"
         if "results/connectors/equal-settings" in said or "--view equal-settings" in said:
             found.add("equal-settings")
-        if re.search(r"results/connectors/(?!equal-settings)\w", said):
+        if "results/connectors/equal-steps" in said or "--view equal-steps" in said:
+            found.add("equal-steps")
+        if re.search(r"results/connectors/(?!equal-settings|equal-steps)\w", said):
             found.add("own-best")
     return found
 
@@ -97,8 +100,7 @@ def views_the_verdicts_read(root: Path = ROOT) -> set[str]:
 def test_connectors_page_says_which_views_the_verdicts_read():
     block = _between((ROOT / "docs/connectors.md").read_text(), FINDINGS_START, FINDINGS_END)
     sentence = next(line for line in block.splitlines() if line.startswith("The verdicts on section 9's claims"))
-    named = {"equal-settings", "own-best"} if "read both views" in sentence else \
-        {view for view in TITLES.values() if f"the {view} view only" in sentence}
+    named = {view for view in TITLES.values() if f"the {view} view" in sentence}
     assert named == views_the_verdicts_read()
     assert "own-best" in named  # the page once said the verdicts read the equal-settings view only
 

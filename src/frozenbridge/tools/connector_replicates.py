@@ -35,8 +35,8 @@ def lowest(folder: Path, key: str, values: dict[str, object], replicate: int) ->
 
 def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with: str | None = "mlp") -> Path:
     """The setting over every replicate kept so far for this pipeline (`key`) and these values, whichever sitting
-    made it (a sitting may run some replicates only): metrics/shapes/replicates.json and stage1.json merged replicate
-    by replicate, text.json and probes.json of its first kept replicate (the zero-gate check and the probes read
+    made it (a sitting may run some replicates only): metrics/shapes/replicates.json, stage1.json and stage1_loss.json
+    merged replicate by replicate, text.json and probes.json of its first kept replicate (the zero-gate check and the probes read
     one), and design.json with its facts, its minutes summed (`untimed`: replicates restored from DVC's run
     cache, whose minutes are not their own), the replicates kept and the machines and precisions
     they ran on."""
@@ -48,9 +48,11 @@ def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with
         return folder
     merged: dict = {}
     stage1: dict = {}  # each replicate's stage-1 curve (the regime views of section 9 read them)
+    losses: dict = {}  # each replicate's stage-1 loss at every step (the equal-steps view's learning curves)
     for r in done:
-        curve = replicate_folder(folder, r) / "metrics/shapes/stage1.json"
-        stage1.update(json.loads(curve.read_text()) if curve.is_file() else {})
+        for name, into in (("stage1.json", stage1), ("stage1_loss.json", losses)):
+            curve = replicate_folder(folder, r) / "metrics/shapes" / name
+            into.update(json.loads(curve.read_text()) if curve.is_file() else {})
         per = json.loads((replicate_folder(folder, r) / "metrics/shapes/replicates.json").read_text())
         for recipe, tests in per.items():
             for test, tasks in tests.items():
@@ -59,8 +61,9 @@ def merge_setting(folder: Path, key: str, values: dict[str, object], paired_with
     shapes = folder / "metrics" / "shapes"
     shapes.mkdir(parents=True, exist_ok=True)
     write_json(shapes / "replicates.json", merged)
-    if stage1:
-        write_json(shapes / "stage1.json", stage1)
+    for name, merged_curves in (("stage1.json", stage1), ("stage1_loss.json", losses)):
+        if merged_curves:
+            write_json(shapes / name, merged_curves)
     for name in ("text.json", "probes.json"):
         source = replicate_folder(folder, done[0]) / "metrics/shapes" / name
         if source.is_file():
@@ -94,6 +97,20 @@ def made_on(folder: Path, key: str, values: dict[str, object], replicate: int) -
     if not kept_replicate(folder, key, values, replicate):
         return None
     return where(json.loads((replicate_folder(folder, replicate) / "design.json").read_text()))
+
+
+def stage1_loss(root: Path, replicate: int) -> dict[str, list[list[float]]]:
+    """{replicate: [[step, loss], ...]}: stage 1's training loss at every step (the caption recipe's rows of
+    plots/shapes/loss.csv, which shapes_summarize writes), for the learning curves of a view; {} where it has none."""
+    import csv
+
+    table = root / "plots" / "shapes" / "loss.csv"
+    if not table.is_file():
+        return {}
+    with table.open(newline="") as f:
+        rows = [[int(row["step"]), float(row["loss"])] for row in csv.DictReader(f)
+                if row["recipe"] == "caption" and int(row["replicate"]) == replicate]
+    return {str(replicate): rows} if rows else {}
 
 
 def first_replicate(root: Path) -> str:

@@ -3,6 +3,7 @@
     python -m frozenbridge.tools.connectors                    # each design at its own best (the sweep's picks)
     python -m frozenbridge.tools.connectors --only mlp resampler-49 --replicates 0 1
     python -m frozenbridge.tools.connectors --view equal-settings   # each design at the MLP's settings
+    python -m frozenbridge.tools.connectors --view equal-steps      # each design and the MLP, the same stage-1 steps
     python -m frozenbridge.tools.connectors --list             # the settings, which are kept, which wait and why
 
 tools/connector_settings.py says what each view's settings are. Each setting is one `dvc exp run` a replicate in this
@@ -24,8 +25,8 @@ params.yaml, dvc.lock, metrics/ and plots/ while it runs. Outputs merely missing
 no change: the experiment makes what it needs. An experiment whose pictures or features are not the default run's
 bytes (dvc.lock) is not kept.
 
-Pairing. In the own-best view the MLP at its own best is a setting like the others, and every design is paired with
-it replicate by replicate on one kind of machine: the machine that makes a replicate's MLP holds that replicate, and
+Pairing. In the own-best and equal-steps views the view's MLP is a setting like the others, and every design is
+paired with it replicate by replicate on one kind of machine: the machine that makes a replicate's MLP holds that replicate, and
 its designs run there only (sittings on an AMD and an Intel machine finish different replicates; --list says which
 machine holds which). In the equal-settings view each design is paired with the default run's MLP (its committed
 metrics/shapes/) where this machine trains as that run did (bench/repro.json), else with an MLP this tool trains here
@@ -44,9 +45,10 @@ from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, holder, keep_examples, kept, kept_replicate,
-                                                     lowest, made_on, merge_setting, replicate_folder, where)
+                                                     lowest, made_on, merge_setting, replicate_folder, stage1_loss,
+                                                     where)
 from frozenbridge.tools.connector_pipeline import pipeline, replicates_of, same_inputs
-from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, own_best
+from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, VIEW_NAMES, view_settings
 from frozenbridge.tools.design_sweep.plan import spell
 from frozenbridge.tools.where_it_runs import stage_replicate
 from frozenbridge.tools.workspace import (Terminated, changed_stages, git, local_mlp_name, precision_mismatch, restored,
@@ -56,7 +58,9 @@ TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that
 KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/stage1.json",
         "shapes/probes.json", "shapes/text.json")  # the metrics an experiment's shapes stages write; the rest is the checkout's own
 RESULTS = Path("results/connectors")
-VIEWS = {"own-best": RESULTS, "equal-settings": RESULTS / "equal-settings"}  # --view: where each is kept
+VIEWS = {"own-best": RESULTS, "equal-settings": RESULTS / "equal-settings",
+         "equal-steps": RESULTS / "equal-steps"}  # --view: where each is kept
+assert tuple(VIEWS) == VIEW_NAMES
 
 
 def command(values: dict[str, object], extra: tuple[str, ...] = ()) -> list[str]:
@@ -121,7 +125,8 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
                                f"replicate {replicate} of this design's dvc exp run (stage 1, caption_qa, their "
                                f"evaluations and the analyses kept; the data and features "
                                f"{'from the cache' if cached else 'made first, as the workspace had none'})",
-                          files={"design.json": design})
+                          files={"design.json": design,
+                                 "metrics/shapes/stage1_loss.json": stage1_loss(root, replicate)})
             if galleries:
                 keep_examples(root, results / name, name)
     return folder
@@ -151,12 +156,12 @@ def keep_mlp(root: Path, results: Path) -> Path:
 
 def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, force: bool = False,
             extra: tuple[str, ...] = (), step: bool = True, replicates: list[int] | None = None,
-            own_mlp: bool = False) -> list[Path]:
+            own_mlp: dict[str, object] | None = None) -> list[Path]:
     """Every setting not kept for HEAD's pipeline (all with `force`), one after the other (`extra`: see command;
-    `step`: see run_setting; `replicates`: these only, default params.yaml's). `own_mlp`: the view trains its own MLP
-    (the own-best view's "mlp", run like any setting) and pairs every design with it replicate by replicate on one
-    machine (compare_here); else each design is paired
-    with the default run's MLP, or with one this tool trains first where this machine trains unlike the default run."""
+    `step`: see run_setting; `replicates`: these only, default params.yaml's). `own_mlp`: the values of the view's
+    own MLP (the own-best and equal-steps views' "mlp", run like any setting), with which every design is paired
+    replicate by replicate on one machine (compare_here); None: each design is paired with the default run's MLP,
+    or with one this tool trains first where this machine trains unlike the default run."""
     if git(root, "status", "--porcelain", "--untracked-files=no").strip():
         raise FrozenbridgeError(f"{root}: uncommitted changes; the comparison's experiments rewrite params.yaml, "
                                 "dvc.lock, metrics/ and plots/ and restore them from the commit: commit or stash first")
@@ -176,15 +181,14 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
                                 f"{', '.join(stale)} changed); the MLP's numbers are its metrics: run `dvc repro` and "
                                 "commit first")
     partner = "mlp"
-    if own_mlp:
-        mlp = settings.get(partner) or own_best()[0][partner]
-        return compare_here(todo, mlp, root, results, key, replicates, extra, step)
+    if own_mlp is not None:
+        return compare_here(todo, settings.get(partner, own_mlp), root, results, key, replicates, extra, step)
     if (mismatch := precision_mismatch(root)) is not None:  # an MLP of this machine's own, made beside the designs
         partner = local_mlp_name()
         print(f"{mismatch.split(';')[0]}: each design is paired with {partner}, an MLP trained here by this tool")
         todo = {partner: {"connector.design": "mlp"}, **todo} if force or not kept(
             results / partner, key, {"connector.design": "mlp"}, replicates) else todo
-    if not own_mlp and (not (results / "mlp" / "design.json").is_file() or force):
+    if not (results / "mlp" / "design.json").is_file() or force:
         keep_mlp(root, results)
     done = []
     for name, values in todo.items():
@@ -228,7 +232,7 @@ def compare_here(todo: dict[str, dict[str, object]], mlp: dict[str, object], roo
 def print_list(settings: dict[str, dict[str, object]], waiting: dict[str, str], mlp: dict[str, object] | None,
                view: str, root: Path, results: Path, replicates: list[int] | None) -> None:
     """--list: each setting, how many of its replicates are kept and its command; the settings that wait and why;
-    in the own-best view which machine holds each replicate (`mlp`: the view's MLP setting, also when --only leaves
+    in the own-best and equal-steps views which machine holds each replicate (`mlp`: the view's MLP setting, also when --only leaves
     it out); in the equal-settings view the MLP a machine unlike the default run's pairs its designs with."""
     key, replicates = pipeline(root), replicates or replicates_of(root)
     states = {name: "kept" if kept(results / name, key, values, replicates) else
@@ -238,7 +242,7 @@ def print_list(settings: dict[str, dict[str, object]], waiting: dict[str, str], 
         print(f"{name:<20} {states[name]:<9} {' '.join(command(values)[3:])}")
     for name, why in waiting.items():
         print(f"{name:<20} {why}")
-    if view == "own-best" and mlp is not None:
+    if view != "equal-settings" and mlp is not None:
         here = this_machine()
         for r, owner in owners(results, key, mlp, replicates).items():
             print(f"replicate {r}: {holder(owner, here)}")
@@ -254,9 +258,12 @@ def main() -> None:
     ap.add_argument("--view", choices=list(VIEWS), default="own-best",
                     help="own-best (default): each design at the sweep's pick, the MLP at its own among them, kept in "
                          f"{VIEWS['own-best']}/; equal-settings: each design at the MLP's settings, kept in "
-                         f"{VIEWS['equal-settings']}/")
+                         f"{VIEWS['equal-settings']}/; equal-steps: each design and the MLP at the setting whose sweep "
+                         "curve reached the highest share within the cap, every stage 1 trained the cap's steps "
+                         f"exactly, kept in {VIEWS['equal-steps']}/")
     ap.add_argument("--only", nargs="+", metavar="SETTING",
-                    help=f"run these settings only (of {', '.join(['mlp', *EQUAL_SETTINGS])}; mlp in the own-best view)")
+                    help=f"run these settings only (of {', '.join(['mlp', *EQUAL_SETTINGS])}; mlp in the own-best and "
+                         "equal-steps views)")
     ap.add_argument("--force", action="store_true", help="run a setting even when kept for this pipeline")
     ap.add_argument("--list", action="store_true",
                     help="print the settings, which are kept and whether this machine may run the rest; run nothing")
@@ -266,7 +273,7 @@ def main() -> None:
     args = ap.parse_args()
     root, results = Path(".").resolve(), args.results or VIEWS[args.view]
     try:
-        ready, waiting = own_best() if args.view == "own-best" else (EQUAL_SETTINGS, {})
+        ready, waiting = view_settings(args.view)
         known = [*ready, *waiting]
         if bad := [name for name in args.only or () if name not in known]:
             raise FrozenbridgeError(f"--only {bad[0]}: not a setting of the {args.view} view; choose from "
@@ -279,8 +286,10 @@ def main() -> None:
             return
         for name, why in waiting.items():
             print(f"{name}: {why}")
-        for folder in compare(settings, root, results, args.force, replicates=args.replicates,
-                              own_mlp=args.view == "own-best"):
+        own = None if args.view == "equal-settings" else ready.get("mlp")
+        if own is None and args.view != "equal-settings":
+            raise FrozenbridgeError(f"the {args.view} view's MLP {waiting.get('mlp', 'has no setting')}")
+        for folder in compare(settings, root, results, args.force, replicates=args.replicates, own_mlp=own):
             print(f"kept {folder}")
     except (FrozenbridgeError, subprocess.CalledProcessError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -21,8 +21,10 @@ from frozenbridge.onetoken.report import tables as onetoken
 from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.shapes.report import connectors_figure
-from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, OWN_BEST, compared, connectors_findings,
-                                                  connectors_table, figure, figure_line, view_title)
+from frozenbridge.shapes.report import learning_curves
+from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, VIEWS, compared,
+                                                  connectors_findings, connectors_table, figure, figure_line,
+                                                  view_title)
 from frozenbridge.tools.headline_tables import backbone_table, headline_table
 from frozenbridge.tools.machines import machines_lines, metrics_machine_sentence
 from frozenbridge.tools.repro_report import command_one_time, cpu_label, repro_time
@@ -117,11 +119,13 @@ def render_results(root: Path) -> str:
     for folder in sorted((root / "results").glob("*/")):
         parts += digits.limits_results(folder) if (folder / "limits.json").is_file() else \
             [*shapes.experiment_results(folder), *backbone_table(folder, root)]
-    views = [(view, table) for view in (EQUAL_SETTINGS, OWN_BEST) if (table := connectors_table(root, view))]
-    if views:  # the equal-settings view, then the own-best view's own table once it has runs; never one table of both
+    views = [(view, table) for view in VIEWS if (table := connectors_table(root, view))]
+    if views:  # each view's own table once it compares a design, in VIEWS' order; never one table of two views
         parts += ["## Connector designs", ""]
         for view, table in views:
-            parts += [f"### {view_title(view)}", "", *table, figure_line(view), ""]
+            curves = [learning_curves.figure_line(view), ""] if (root / learning_curves.figure(view)).is_file() and \
+                view == EQUAL_STEPS else []
+            parts += [f"### {view_title(view)}", "", *table, figure_line(view), "", *curves]
         parts += ["What it found, design by design: [connectors](connectors.md#what-the-comparison-found).", ""]
     if (repro := read_json_if_present(bench / "repro.json")) is not None:
         parts += ["## Time", "", *repro_time(repro, root)]
@@ -165,17 +169,24 @@ def update_connectors_page(page: Path, root: Path) -> str:
     """docs/connectors.md with its findings (shapes.report.connectors): first which views the results hold and their
     settings (shapes.report.connector_views) and which the verdicts read (tools.verdicts.claims), then the
     equal-settings view's findings from results/connectors/equal-settings/, the own-best view's from
-    results/connectors/<setting>/ once it compares a design, and the sweep's table (tools.design_sweep.report) from
-    results/connectors/sweep/."""
+    results/connectors/<setting>/ and the equal-steps view's from results/connectors/equal-steps/ once each compares
+    a design, which own-best findings survive equal steps (shapes.report.equal_training), and the sweep's table
+    (tools.design_sweep.report) from results/connectors/sweep/."""
     from frozenbridge.shapes.report.connector_views import held_lines
     from frozenbridge.tools.design_sweep.report import sweep_findings
     from frozenbridge.tools.verdicts.claims import views_judged_sentence
 
+    from frozenbridge.shapes.report.equal_training import survival_lines
+
     judged = [views_judged_sentence(), ""] if held_lines(root) and views_judged_sentence() else []
     own_best = [*connectors_findings(root, OWN_BEST), ""] if compared(root, OWN_BEST) else []
+    steps = [*connectors_findings(root, EQUAL_STEPS), ""] if compared(root, EQUAL_STEPS) else []
+    if steps and (root / learning_curves.figure()).is_file():
+        steps += [learning_curves.figure_line(), ""]
+    survived = [*lines, ""] if (lines := survival_lines(root)) else []
     return replace_block(page, FINDINGS_START, FINDINGS_END, [*held_lines(root), *judged,
                                                               *connectors_findings(root, EQUAL_SETTINGS), "",
-                                                              *own_best, *sweep_findings(root)])
+                                                              *own_best, *steps, *survived, *sweep_findings(root)])
 
 
 def update_readme(readme: Path, root: Path) -> str:
@@ -261,8 +272,9 @@ def main() -> None:
     results.parent.mkdir(parents=True, exist_ok=True)
     for path, text in pages.items():
         path.write_text(text)
-    for view in (EQUAL_SETTINGS, OWN_BEST):  # each view's figure beside its settings; none before it compares one
+    for view in VIEWS:  # each view's figure beside its settings; none before it compares one
         connectors_figure.draw(args.root, args.root / figure(view), view)
+    learning_curves.draw(args.root, args.root / learning_curves.figure())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """What the connector comparison's results hold, said from its folders alone: which views compare a design and their
-settings (results/connectors/equal-settings/<setting>/, results/connectors/<setting>/), and which MLP each view's
+settings (results/connectors/equal-settings/<setting>/, results/connectors/<setting>/,
+results/connectors/equal-steps/<setting>/), and which MLP each view's
 designs are paired with (its mlp/design.json and scores, beside the default run's metrics/shapes/). The pages say
 these through here, so they never name a view or setting the folders do not hold, nor miss one they hold."""
 
@@ -8,16 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, VIEWS, designs
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, VIEWS, designs, stage1_steps
 
-WHERE = {EQUAL_SETTINGS: f"{EQUAL_SETTINGS}/<setting>/", OWN_BEST: f"{OWN_BEST}/<setting>/"}  # a setting's folder
+WHERE = {view: f"{view}/<setting>/" for view in VIEWS}  # a setting's folder
 COMPARED_RECIPES = ("caption", "caption_qa")  # what the comparison reads of an MLP's scores: stage 1 and caption_qa
 
 
 def held(root: Path) -> dict[str, list[str]]:
     """{view: its compared settings, the MLPs left out}, for each view that compares at least one design."""
     out = {}
-    for view in (EQUAL_SETTINGS, OWN_BEST):
+    for view in VIEWS:
         settings = [name for name in designs(root, view) if not name.startswith("mlp")]
         if settings:
             out[view] = settings
@@ -56,6 +57,10 @@ def mlp_sentence(root: Path, view: str) -> str:
     folder = f"`{view}/mlp/`"
     if view == OWN_BEST:
         return f"Its MLP is a setting of its own, the MLP at its own best, kept in {folder}."
+    if view == EQUAL_STEPS:
+        steps = stage1_steps(root, view)
+        trained = f" trained the same {steps:,} steps" if steps is not None else ""
+        return f"Its MLP is a setting of its own, the MLP at its sweep setting{trained}, kept in {folder}."
     today = root / "metrics" / "shapes"
     if metrics == today:
         return "Its MLP is the default run's own (`metrics/shapes/`), whose numbers the README's headline quotes."

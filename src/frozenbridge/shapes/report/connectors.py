@@ -1,9 +1,9 @@
 """The connector comparison's tables (made by `python -m frozenbridge.tools.connectors`): every design beside the MLP
-its view pairs it with (connector_views.mlp_sentence says which), on the same paired replicates, at one of two views
-kept apart. The equal-settings view
-(results/connectors/equal-settings/) trained every design at the MLP's settings and is kept as its own view; the
-own-best view is what the tool keeps in results/connectors/<setting>/ from now on, each design at its own best
-setting. Each view is read from its own folder alone, so the two are never mixed. Captions are stage 1's runs, the
+its view pairs it with (connector_views.mlp_sentence says which), on the same paired replicates, at one of three
+views kept apart. The equal-settings view (results/connectors/equal-settings/) trained every design at the MLP's
+settings and is kept as its own view; the own-best view (results/connectors/<setting>/) each design at its own best
+setting, stage 1 stopped by its rule; the equal-steps view (results/connectors/equal-steps/<setting>/) every design
+and its MLP the same stage-1 steps. Each view is read from its own folder alone, so they are never mixed. Captions are stage 1's runs, the
 questions caption_qa's; each cell is the median exact match with [lowest–highest] over the replicates and the median
 gap (right minus the best control). The step ratio, the design's question step time over the MLP's, comes from
 bench/designs-cpu-2core.json, measured in one run."""
@@ -20,9 +20,15 @@ TASKS = (("caption", "caption"), ("count", "caption_qa"), ("binding", "caption_q
 TESTS = (("seen", "seen"), ("heldout", "held-out"))
 OWN_BEST = "results/connectors"  # where tools.connectors keeps each setting: each design at its own best setting
 EQUAL_SETTINGS = f"{OWN_BEST}/equal-settings"  # the first comparison, every design at the MLP's settings, kept apart
-NOT_SETTINGS = ("equal-settings", "sweep")  # folders under results/connectors/ that hold no setting
+EQUAL_STEPS = f"{OWN_BEST}/equal-steps"  # every design and its MLP trained the same stage-1 steps, no early stop
+NOT_SETTINGS = ("equal-settings", "equal-steps", "sweep")  # folders under results/connectors/ that hold no setting
 VIEWS = {EQUAL_SETTINGS: ("Equal settings", "every design at the MLP's settings"),
-         OWN_BEST: ("Own best", "each design at its own best setting")}  # the view's title, and what it compares
+         OWN_BEST: ("Own best", "each design at its own best setting"),
+         EQUAL_STEPS: ("Equal steps", "every design and the MLP trained the same stage-1 steps")}  # title, what it
+# compares; in the pages' order
+NAMES = {EQUAL_SETTINGS: "equal-settings", OWN_BEST: "own-best", EQUAL_STEPS: "equal-steps"}  # tools.connectors --view
+FOLDERS = {EQUAL_SETTINGS: f"{EQUAL_SETTINGS}/", OWN_BEST: f"{OWN_BEST}/<setting>/",
+           EQUAL_STEPS: f"{EQUAL_STEPS}/<setting>/"}  # where a view keeps its settings, as the pages say it
 
 
 def figure(view: str = EQUAL_SETTINGS) -> str:
@@ -70,7 +76,7 @@ def step_flops(bench: dict | None, setting: str) -> str:
 
 
 def designs(root: Path, view: str = EQUAL_SETTINGS) -> dict[str, tuple[dict, Path]]:
-    """{setting: (its design.json, its metrics/shapes folder)} of one view's folder (EQUAL_SETTINGS or OWN_BEST),
+    """{setting: (its design.json, its metrics/shapes folder)} of one view's folder (a key of VIEWS),
     the MLP's first: its own metrics where the view keeps them (the equal-settings view keeps the default run it was
     paired with, so a later default run does not move it; the own-best view's MLP is a setting trained at its own
     best, so it is there only once run), else, in the equal-settings view, the default run's; the other view's
@@ -84,7 +90,7 @@ def designs(root: Path, view: str = EQUAL_SETTINGS) -> dict[str, tuple[dict, Pat
             own = folder / "metrics" / "shapes"
             if folder.name != "mlp" or (own / "replicates.json").is_file():
                 out[folder.name] = (facts, own)
-            elif view == EQUAL_SETTINGS:
+            elif view == EQUAL_SETTINGS:  # the views with an MLP of their own have it only once it has run
                 out[folder.name] = (facts, root / "metrics" / "shapes")
     return out
 
@@ -119,19 +125,37 @@ def view_title(view: str) -> str:
     return f"{title}: {what}"
 
 
+def stage1_steps(root: Path, view: str) -> int | None:
+    """The stage-1 steps every setting of the view trained, where the view fixes them (its MLP's setting names
+    `train.stage1_steps`), else None: read from the kept design.json, never typed."""
+    found = designs(root, view)
+    setting = (found.get("mlp", ({}, None))[0].get("setting") or {}) if found else {}
+    steps = setting.get("train.stage1_steps")
+    return int(steps) if steps is not None else None
+
+
+def what_it_compares(root: Path, view: str) -> str:
+    """What the view compares, with the stage-1 steps of the equal-steps view read from its settings."""
+    if view == EQUAL_STEPS and (steps := stage1_steps(root, view)) is not None:
+        return f"every design and the MLP trained the same {steps:,} stage-1 steps, each at its sweep setting"
+    return VIEWS[view][1]
+
+
 def view_sentences(root: Path, view: str, where: str) -> str:
-    """What the view is, where it is kept, where the other view is (`where`: "table" or "section"), and which MLP its
-    designs are paired with (connector_views.mlp_sentence)."""
+    """What the view is, where it is kept, which other views the page shows (`where`: "table" or "section") or which
+    is still to come, and which MLP its designs are paired with (connector_views.mlp_sentence)."""
     from frozenbridge.shapes.report.connector_views import mlp_sentence
 
-    if view == EQUAL_SETTINGS:
-        other = (f"The own-best comparison, {VIEWS[OWN_BEST][1]}, is the next {where}." if compared(root, OWN_BEST)
-                 else f"The own-best comparison, {VIEWS[OWN_BEST][1]}, is to come in `{OWN_BEST}/<setting>/`.")
-        text = f"This is the equal-settings comparison, {VIEWS[view][1]}, kept as its own view in `{view}/`. {other}"
-    else:
-        beside = f" beside the equal-settings view (the {where} before this one)" if compared(root, EQUAL_SETTINGS) \
-            else ""
-        text = f"This is the own-best comparison, {VIEWS[view][1]}, kept in `{view}/<setting>/`{beside}."
+    order = list(VIEWS)
+    text = f"This is the {NAMES[view]} comparison, {what_it_compares(root, view)}, kept in `{FOLDERS[view]}`."
+    shown = [v for v in order if v != view and compared(root, v)]
+    if shown:
+        spots = [f"the {NAMES[v]} view (the {where} {'before' if order.index(v) < order.index(view) else 'after'} "
+                 f"this one)" for v in shown]
+        text += f" Beside it, read apart: {' and '.join(spots)}."
+    if to_come := [v for v in order if v != view and not compared(root, v) and v != EQUAL_SETTINGS]:
+        text += " " + " ".join(f"The {NAMES[v]} comparison, {VIEWS[v][1]}, is to come in `{FOLDERS[v]}`."
+                               for v in to_come)
     mlp = mlp_sentence(root, view)
     return f"{text} {mlp}" if mlp else text
 
@@ -206,6 +230,20 @@ def _listed(names: list[str]) -> str:
     return ", ".join(names) if names else "none"
 
 
+def ahead_behind(found: dict, setting: str) -> tuple[list[str], list[str]]:
+    """The cells ("held-out count") where the design is ahead of its MLP in every replicate, and those where it is
+    behind in every one, held-out pairs first."""
+    ahead, behind = [], []
+    for test, label in reversed(TESTS):
+        for task, recipe in TASKS:
+            if diffs := paired(found, setting, test, task, recipe):
+                if min(diffs) > 0:
+                    ahead.append(f"{label} {task}")
+                elif max(diffs) < 0:
+                    behind.append(f"{label} {task}")
+    return ahead, behind
+
+
 def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
     """One paragraph: what the design costs beside the MLP, and where it is ahead or behind in every replicate."""
     facts, mlp = found[setting][0], found["mlp"][0]
@@ -223,20 +261,13 @@ def setting_findings(found: dict, setting: str, bench: dict | None) -> str:
             f"{facts['image_tokens']} image tokens (the MLP {mlp['image_tokens']}). {step[0].upper()}{step[1:]}"
             f"{minutes}.{paired_note}{machines_note(found, setting)}{stage1_sentence(found[setting][1])}"
             f"{inside_sentence(facts)}")
-    ahead, behind, cells = [], [], []
+    cells = []
     for test, label in reversed(TESTS):
-        parts = []
-        for task, recipe in TASKS:
-            if not (diffs := paired(found, setting, test, task, recipe)):
-                continue
-            parts.append(f"{task} {_spread(diffs)}")
-            name = f"{label} {task}"
-            if min(diffs) > 0:
-                ahead.append(name)
-            elif max(diffs) < 0:
-                behind.append(name)
+        parts = [f"{task} {_spread(diffs)}" for task, recipe in TASKS
+                 if (diffs := paired(found, setting, test, task, recipe))]
         if parts:
             cells.append(f"{label[0].upper()}{label[1:]} pairs: {', '.join(parts)}.")
+    ahead, behind = ahead_behind(found, setting)
     if not cells:
         return text + " No replicate pairs with the MLP's yet."
     return (f"{text} Against the MLP, replicate by replicate, in exact-match points (this design minus the MLP, "
@@ -263,7 +294,7 @@ def connectors_findings(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
     task, or what to run."""
     found = designs(root, view)
     if set(found) <= {"mlp"} or "mlp" not in found:
-        where = "" if view == OWN_BEST else f" --results {view}"
+        where = "" if view == OWN_BEST else f" --view {NAMES[view]}"
         return [f"No design has been compared yet: `python -m frozenbridge.tools.connectors{where}` runs the "
                 "comparison, then `python -m frozenbridge.tools.report` writes its findings here."]
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
@@ -271,8 +302,8 @@ def connectors_findings(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
            f"Settings compared so far: {', '.join(s for s in found if not s.startswith('mlp'))}. Each is paired with "
            "the view's MLP replicate by replicate, at the same precision and on the same kind of machine, unless its "
            "paragraph names another MLP or says the pairs cross machines.", ""]
-    if view == OWN_BEST and (mlp := stage1_sentence(found["mlp"][1])):
-        out += [f"**mlp**, at its own best:{mlp}", ""]
+    if view != EQUAL_SETTINGS and (mlp := stage1_sentence(found["mlp"][1])):
+        out += [f"**mlp**, {'at its own best' if view == OWN_BEST else 'at its sweep setting'}:{mlp}", ""]
     for setting in found:
         if not setting.startswith("mlp"):
             out += [setting_findings(found, setting, bench), ""]

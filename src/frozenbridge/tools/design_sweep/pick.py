@@ -57,6 +57,23 @@ def pick(rows: list[dict], plan: Plan, design: str, rule: str | None = None,
                               "may lie past it" for e in edges)}
 
 
+AT_CAP = "best_share_within_cap"  # the equal-steps view's rule: not the plan's, declared by issue 70
+
+
+def pick_at_cap(rows: list[dict], plan: Plan, design: str, grid: tuple[Setting, ...] | None = None) -> dict:
+    """The design's setting for the equal-steps view (tools.connector_settings): the one whose curve reached the
+    highest share within the plan's cap; ties: the fewer steps to that share, then the name. Over the same checked
+    rows and grid as `pick`, whatever the plan's own rule."""
+    grid = plan.grid(design) if grid is None else grid
+    ranked = sorted(_runs(rows, plan, design, grid), key=lambda r: (-r["best"], r["best_step"], r["setting"]))
+    c, n = ranked[0], len(grid)
+    among = "the only setting" if n == 1 else f"the highest of {n} settings"
+    reason = f"its best within {plan.cap} steps, {c['best']:g}% at step {c['best_step']}, is {among}" + \
+        _share_tie(ranked)
+    return {"design": design, "rule": AT_CAP, "plan": plan_digest(plan), "setting": c["setting"],
+            "values": c["values"], "best": c["best"], "best_step": c["best_step"], "reason": reason}
+
+
 def _runs(rows: list[dict], plan: Plan, design: str, grid: tuple[Setting, ...]) -> list[dict]:
     """Each row checked against the plan, read up to the cap: one dict of its numbers per setting of the grid."""
     digest, declared = plan_digest(plan), {s.name: s for s in grid}

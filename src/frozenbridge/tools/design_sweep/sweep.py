@@ -19,7 +19,7 @@ from typing import Callable
 from frozenbridge.core.atomic import write_json
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.design_sweep.extend import extended_grid
-from frozenbridge.tools.design_sweep.pick import pick
+from frozenbridge.tools.design_sweep.pick import pick, pick_at_cap
 from frozenbridge.tools.design_sweep.plan import Plan, Setting, plan_digest
 
 log = logging.getLogger("frozenbridge.sweep")
@@ -67,8 +67,9 @@ def run_sweep(plan: Plan, designs: tuple[str, ...], out: Path, train: Callable[[
 
 def picks(plan: Plan, out: Path, rule: str | None = None) -> dict:
     """Each design whose grid is complete under this plan, picked by the plan's rule (`rule`, when given, must be
-    it); the designs still missing rows are listed, not picked."""
-    chosen, waiting = {}, {}
+    it), and under `at_cap` by the equal-steps view's (pick.pick_at_cap); the designs still missing rows are listed,
+    not picked."""
+    chosen, at_cap, waiting = {}, {}, {}
     for design in plan.designs:
         settings = grid(plan, out, design)
         rows = [kept_row(out, design, s, plan) for s in settings]
@@ -76,12 +77,13 @@ def picks(plan: Plan, out: Path, rule: str | None = None) -> dict:
             waiting[design] = sum(r is None for r in rows)
             continue
         chosen[design] = pick(rows, plan, design, rule, grid=settings)
+        at_cap[design] = pick_at_cap(rows, plan, design, grid=settings)
         own = next(r for r in rows if r["setting"] == chosen[design]["setting"])
         chosen[design].update(machine=own.get("machine"), precision=own.get("precision"), device=own.get("device"),
                               machines=_machines(rows), extended=[s.name for s in settings[len(plan.grid(design)):]])
         if chosen[design]["at_edge"]:
             chosen[design]["edge"] += _extension_note(len(chosen[design]["extended"]), plan.extend)
-    return {"plan": plan_digest(plan), "rule": plan.rule, "picked": chosen, "runs_missing": waiting}
+    return {"plan": plan_digest(plan), "rule": plan.rule, "picked": chosen, "at_cap": at_cap, "runs_missing": waiting}
 
 
 def _machines(rows: list[dict]) -> list[str]:

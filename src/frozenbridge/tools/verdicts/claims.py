@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, VIEWS
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, VIEWS
 from frozenbridge.tools.verdicts import readers as r
 from frozenbridge.tools.verdicts.connector_readers import versus, zero_gate
 from frozenbridge.tools.verdicts.grounds import raw_scores_note
 from frozenbridge.tools.verdicts.readers import ALL_RECIPES, QUESTION_TASKS, Sources
-from frozenbridge.tools.verdicts.regime_readers import AtTheView, regime
+from frozenbridge.tools.verdicts.regime_readers import AtTheView, regime, share_at_end
 from frozenbridge.tools.verdicts.rules import (FAILS, HOLDS, OPEN, Ahead, AtLeast, AtMost, Beats, Evidence, Every,
                                                Inside, NoDifference, judge)
 
@@ -29,7 +29,7 @@ MOSTLY = 50.0  # %: "most" wrong answers
 CEILING = 0.95  # share of the classifier's accuracy that "reaches the ceiling"
 BARELY = 0.10  # accuracy above chance that "barely beats chance" allows
 MERGE_COST = -5.0  # points: the most the 2x2 merge may lose and still "cost no accuracy"
-# section 9's paired cells (test, task), the same at both views of the connector comparison
+# section 9's paired cells (test, task), the same at every view of the connector comparison
 CROSS_ATTENTION_CELLS = (("heldout", "binding"), ("seen", "caption"), ("heldout", "caption"))
 POOLING_CELLS = (("seen", "caption"), ("heldout", "binding"))
 CODEBOOK_CELLS = (("seen", "caption"), ("heldout", "binding"))
@@ -98,11 +98,17 @@ CLAIMS = (
     Claim("shapes", "... judged by the best share within stage 1's most steps, each at its own best (paired; still "
           "rising: inconclusive)", "Idefics2 Finding 2, at the view of the best each reaches", AtTheView("best"),
           regime("cross_attention-4", "best", OWN_BEST)),
+    Claim("shapes", "... every design trained the same stage-1 steps (paired)", "Idefics2 Finding 2, at equal "
+          "training", Ahead("first"), versus("cross_attention-4", "mlp", CROSS_ATTENTION_CELLS, EQUAL_STEPS)),
+    Claim("shapes", "... judged by the share of training captions exact after the same stage-1 steps (paired)",
+          "Idefics2 Finding 2, at equal training", Ahead("first"), share_at_end("cross_attention-4")),
     Claim("shapes", "Learned pooling to fewer tokens costs nothing (16 learned queries against 49 merged tokens, at "
           "the MLP's settings)", "Idefics2: +8.5 on average with 64 of 729 tokens", NoDifference(MARGIN),
           versus("resampler-16", "mlp", POOLING_CELLS)),
     Claim("shapes", "... each design at its own best", "Idefics2: +8.5 on average with 64 of 729 tokens, each trained "
           "to its best", NoDifference(MARGIN), versus("resampler-16", "mlp", POOLING_CELLS, OWN_BEST)),
+    Claim("shapes", "... every design trained the same stage-1 steps", "Idefics2: +8.5 on average with 64 of 729 "
+          "tokens, at equal training", NoDifference(MARGIN), versus("resampler-16", "mlp", POOLING_CELLS, EQUAL_STEPS)),
     Claim("shapes", "A zero-gated cross-attention model starts as the text model",
           "Flamingo, Llama 3.2 Vision: tanh(0) gates, so at step 0 the model is the text model",
           AtMost(0.0, " (largest |logit| difference)"), zero_gate()),
@@ -117,6 +123,11 @@ CLAIMS = (
     Claim("shapes", "... judged by the best share within stage 1's most steps, each at its own best (paired; still "
           "rising: inconclusive)", "discrete tokens behind continuous features, at the view of the best each reaches",
           AtTheView("best", "second"), regime("codebook-1024", "best", OWN_BEST)),
+    Claim("shapes", "... every design trained the same stage-1 steps (paired)", "discrete tokens behind continuous "
+          "features, at equal training", Ahead("second"), versus("codebook-1024", "mlp", CODEBOOK_CELLS, EQUAL_STEPS)),
+    Claim("shapes", "... judged by the share of training captions exact after the same stage-1 steps (paired)",
+          "discrete tokens behind continuous features, at equal training", Ahead("second"),
+          share_at_end("codebook-1024")),
     Claim("digits", "The adapter reaches the classifier's ceiling", "0.9220 of 0.9307 (99%)",
           AtLeast(CEILING), r.adapter_reaches_ceiling),
     Claim("digits", "One prefix token barely beats chance", "barely beat chance (no number given)",
@@ -140,7 +151,7 @@ CLAIMS = (
 def views_judged() -> dict[str, int]:
     """{view of the connector comparison: how many claims read it}, from the view each claim's reader is marked with
     (connector_readers.at_view), in the views' order."""
-    counts = {view: sum(getattr(c.read, "view", None) == view for c in CLAIMS) for view in (EQUAL_SETTINGS, OWN_BEST)}
+    counts = {view: sum(getattr(c.read, "view", None) == view for c in CLAIMS) for view in VIEWS}
     return {view: n for view, n in counts.items() if n}
 
 
@@ -150,7 +161,8 @@ def views_judged_sentence(link: str = "results.md#the-references-claims-judged")
     if not counts:
         return ""
     named = {view: f"the {VIEWS[view][0].lower().replace(' ', '-')} view" for view in counts}
-    which = "both views" if len(counts) == 2 else f"{named[next(iter(counts))]} only"
+    which = f"{named[next(iter(counts))]} only" if len(counts) == 1 else "both views" if len(counts) == 2 else \
+        f"all {len(counts)} views"
     each = ", ".join(f"{n} claim{'s' * (n != 1)} {named[view]}" for view, n in counts.items())
     return f"The verdicts on section 9's claims read {which} ({each}): [results]({link})."
 

@@ -1,6 +1,6 @@
 """Readers of the connector comparison (made by `python -m frozenbridge.tools.connectors`), at one view: the
 equal-settings view (results/connectors/equal-settings/, every design at the MLP's settings) unless told the own-best
-one (results/connectors/<setting>/). One design's exact match beside another's, paired by replicate, in points. The
+one (results/connectors/<setting>/) or the equal-steps one (results/connectors/equal-steps/<setting>/). One design's exact match beside another's, paired by replicate, in points. The
 MLP's are those the view keeps (shapes/report/connector_views.py's mlp_sentence says which run they are). Captions
 come from stage 1's runs, the questions from caption_qa's."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs, partner
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, NAMES, OWN_BEST, designs, partner
 from frozenbridge.tools.verdicts.grounds import ground
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
@@ -17,13 +17,15 @@ from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 COMMAND = "python -m frozenbridge.tools.connectors"
 RECIPE = {"caption": "caption", "count": "caption_qa", "binding": "caption_qa", "leftmost": "caption_qa"}
 LABELS = {EQUAL_SETTINGS: "each design at the MLP's settings (the equal-settings view)",
-          OWN_BEST: "each design at its own best setting (the own-best view)"}  # what the evidence compares
+          OWN_BEST: "each design at its own best setting (the own-best view)",
+          EQUAL_STEPS: "every design and the MLP trained the same stage-1 steps (the equal-steps view)"}  # what the
+# evidence compares
 
 
 def run_command(view: str, *only: str) -> str:
-    """The command that fills the view (the tool's own-best view unless told the equal-settings one); `only`: the
-    settings it lacks (the equal-settings view's MLP is the default run's, the own-best view's a setting to run)."""
-    results = [] if view == OWN_BEST else ["--view", "equal-settings"]
+    """The command that fills the view (the tool's default, own-best, needs no --view); `only`: the settings it lacks
+    (the equal-settings view's MLP is the default run's, the other views' a setting to run)."""
+    results = [] if view == OWN_BEST else ["--view", NAMES[view]]
     return " ".join([COMMAND, *(["--only", *only] if only else []), *results])
 
 
@@ -42,7 +44,8 @@ def versus(first: str, second: str, cells: tuple[tuple[str, str], ...],
         other = partner(found, first) if second == "mlp" and first in found else second  # its own machine's MLP
         missing = [name for name in (first, other) if name not in found]
         if missing:
-            return Evidence(missing=run_command(view, *(name for name in missing if name != "mlp" or view == OWN_BEST)))
+            return Evidence(missing=run_command(view, *(name for name in missing
+                                                        if name != "mlp" or view != EQUAL_SETTINGS)))
         a, b = (read_json_if_present(found[name][1] / "replicates.json") for name in (first, other))
         if a is None or b is None:
             return Evidence(missing="dvc repro shapes_summarize")

@@ -15,12 +15,12 @@ from typing import Callable
 
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs, partner
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, designs, partner
 from frozenbridge.tools.design_sweep.plan import Plan
 from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
 from frozenbridge.tools.verdicts.connector_readers import at_view, run_command
 from frozenbridge.tools.verdicts.readers import Sources
-from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Cell, Evidence
+from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Cell, Evidence, paired_cell
 
 FLAT_CHECKS, FLAT_GAIN = 4, 2.0  # a stage-1 curve whose last 4 checks add less than 2 points is flat
 VIEWS = {"steps": (steps_to_threshold, "fewer stage-1 steps to the stop rule's share of training captions exact"),
@@ -77,7 +77,7 @@ def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sourc
     def read(s: Sources) -> Evidence:
         found = designs(s.root, kept)
         other = partner(found, first) if first in found else "mlp"
-        lacking = [name for name in (first, other) if name not in found and (name != "mlp" or kept == OWN_BEST)]
+        lacking = [name for name in (first, other) if name not in found and (name != "mlp" or kept != EQUAL_SETTINGS)]
         if first not in found or lacking:
             return Evidence(missing=run_command(kept, *lacking))
         mine, theirs = (curves(found[name][1]) if name in found else None for name in (first, other))
@@ -88,5 +88,32 @@ def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sourc
         verdict = VIEWS[view][0](mine[:n], theirs[:n], plan, first)
         shown = re.sub(f"otherwise ({HOLDS}|{FAILS}|{OPEN}): ", "", verdict.reason)  # the verdict column judges
         return Evidence([Cell(f"{first} − {other}", (verdict,))], shown,
+                        f"{kept}/{first}/metrics/shapes/stage1.json, the MLP's stage1.json")
+    return at_view(read, kept)
+
+
+def share_at_end(first: str, kept: str = EQUAL_STEPS) -> Callable[[Sources], Evidence]:
+    """`first` against its MLP at the end of stage 1, in a view where both trained the same steps (EQUAL_STEPS): the
+    share of the stop rule's training captions exact at each replicate's last check, first minus the MLP, paired by
+    replicate. At equal steps the own-best view's two regimes (fewer steps to the share, the best share within the
+    most steps) become this one reading, taken at the same step for every design."""
+    def read(s: Sources) -> Evidence:
+        found = designs(s.root, kept)
+        other = partner(found, first) if first in found else "mlp"
+        lacking = [name for name in (first, other) if name not in found]
+        if lacking:
+            return Evidence(missing=run_command(kept, *lacking))
+        mine, theirs = (read_json_if_present(found[name][1] / "stage1.json") or {} for name in (first, other))
+        reps = sorted(set(mine) & set(theirs), key=int)
+        ends = {r: (mine[r]["curve"][-1], theirs[r]["curve"][-1]) for r in reps
+                if mine[r].get("curve") and theirs[r].get("curve")}
+        if not ends:
+            return Evidence(missing=run_command(kept, first))
+        steps = sorted({p[0] for pair in ends.values() for p in pair})
+        at = f"step {steps[0]:,}" if len(steps) == 1 else f"steps {', '.join(f'{x:,}' for x in steps)}"
+        diffs = [round(a[1] - b[1], 2) for a, b in ends.values()]
+        return Evidence([paired_cell(f"training captions exact at {at}", diffs, 100)],
+                        f"{first} − {other}, share of the stop rule's training captions exact at {at}, points per "
+                        f"replicate: {', '.join(f'{d:+g}' for d in diffs)}",
                         f"{kept}/{first}/metrics/shapes/stage1.json, the MLP's stage1.json")
     return at_view(read, kept)
