@@ -382,3 +382,20 @@ def test_the_timing_section_reads_the_bench_and_says_over_when_it_is(tmp_path):
     assert "The largest part, train, took 90% of the chain." in fast
     slow = " ".join(saved(encode=900.0, train=600.0))
     assert "took 25.0 minutes" in slow and "That is over the 20 minutes" in slow and "The largest part, encode, took 60%" in slow
+
+
+def test_an_audit_json_written_before_replicates_gets_the_command_that_remakes_it(tmp_path):
+    """tools.report on an audit.json an earlier audit_check wrote (no replicates in its settings, no repeats): the
+    page says what it is and `dvc repro audit_check`, never this code's sections read from fields it lacks; one that
+    this code wrote is set out."""
+    from frozenbridge.audit.report.page import written_by_this_audit
+    from frozenbridge.tools.report import AUDIT_NUMBERS, audit_page
+
+    old = {"settings": {"stage1_steps": 200, "stage2_steps": 150}, "training": {"stage1": {"final_loss": 0.5}},
+           "checks": {}, "folder": {}}
+    (tmp_path / AUDIT_NUMBERS).parent.mkdir(parents=True)
+    (tmp_path / AUDIT_NUMBERS).write_text(json.dumps(old))
+    page = audit_page(tmp_path)
+    assert "was written by an earlier `audit_check`" in page and "`dvc repro audit_check` remakes it" in page
+    assert len(page.splitlines()) == 3
+    assert written_by_this_audit(numbers()) and not written_by_this_audit(old)

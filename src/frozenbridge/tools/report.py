@@ -234,11 +234,13 @@ def audit_timing(root: Path) -> list[str]:
 def audit_page(root: Path) -> str:
     """docs/audit.md: the audit's page from its numbers (metrics/audit/audit.json, the audit_check stage) and its
     timing (audit_timing), or, where the stage has not run, what makes it."""
-    from frozenbridge.audit.report.page import page_text
+    from frozenbridge.audit.report.page import older_page, page_text, written_by_this_audit
 
     from frozenbridge.tools.audit_ladder import MEASURED, ladder_section
 
     numbers = read_json_if_present(root / AUDIT_NUMBERS)
+    if numbers is not None and not written_by_this_audit(numbers):
+        return older_page(str(AUDIT_NUMBERS))
     if numbers is not None:
         timing = audit_timing(root)
         measured = read_json_if_present(root / MEASURED)

@@ -24,6 +24,22 @@ from frozenbridge.audit.report.rules import MARGIN
 from frozenbridge.audit.report.sections import intro, section_controls, section_heldout, section_kinds
 
 
+def written_by_this_audit(numbers: dict) -> bool:
+    """Whether audit.json has what this code's audit_check writes beside its replicates: whether test pictures repeat
+    training ones (`repeats`, issue 69). An audit.json written before (one replicate, no learning curve) is not read
+    as if it held them."""
+    return "repeats" in numbers
+
+
+def older_page(source: str) -> str:
+    """The page for an audit.json an earlier audit_check wrote: what it is and the command that remakes it."""
+    return (f"# The audit\n\n`{source}` was written by an earlier `audit_check`: one replicate, before the audit asked "
+            "through the study's conditions and read its own learning curve, so this code does not set its numbers "
+            "out. `dvc repro audit_check` remakes it (training the audit's replicates first), then `python -m "
+            "frozenbridge.tools.report` writes this page. To audit a folder of your own now: `frozenbridge audit "
+            "FOLDER` (README: Your own pictures and questions).\n")
+
+
 def page_text(numbers: dict, figure: str = "audit.png", margin: float | None = None,
               beside_study: list[str] | None = None) -> str:
     """The page's Markdown from the audit's JSON, showing the figure (summary.figure, drawn beside audit.json) at
