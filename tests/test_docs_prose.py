@@ -18,11 +18,11 @@ def _section(text: str, start: str, end: str) -> str:
     return text.split(start, 1)[1].split(end, 1)[0]
 
 
-def test_readme_lists_every_tool():
+def test_the_architecture_page_lists_every_tool():
     tools = ROOT / "src" / "frozenbridge" / "tools"
     names = {p.stem for p in tools.glob("*.py") if p.stem != "__init__"}
     names |= {f"{p.name}/" for p in tools.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
-    layout = _section((ROOT / "README.md").read_text(), "## Layout", "## ")
+    layout = _section((ROOT / "docs" / "architecture.md").read_text(), "## The folders", "## ")
     line = _section(layout, "tools/", "testing/")
     assert {n for n in names if not re.search(rf"(?<![\w/]){re.escape(n)}(?![\w])", line)} == set()
 

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from frozenbridge.shapes.report import tables as shapes_tables
 from frozenbridge.tools.connector_settings import OWN_BEST as DECLARED
-from frozenbridge.tools.report import END, FINDINGS_END, FINDINGS_START, START, readme_benches
+from frozenbridge.tools.report import END, FINDINGS_END, FINDINGS_START, FOUND_END, FOUND_START, START
 from frozenbridge.tools.verdicts.claims import verdict_rows
-from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
 
 ROOT = Path(__file__).resolve().parents[1]
 CONNECTORS = ROOT / "results" / "connectors"
@@ -143,13 +142,20 @@ def results_benches() -> list[str]:
             if p.name != "repro.json" and p.name not in shapes_tables.BENCH_FILES]
 
 
-def test_the_readme_names_the_machines_its_metrics_and_tables_come_from():
-    block = _between((ROOT / "README.md").read_text(), START, END)
-    assert set(readme_benches(ROOT)) >= {"cpu-2core.json", *WHERE_FILES}  # the tables' files, as the report reads
-    assert machines_listed(block, README_LEAD) == expected_machines(readme_benches(ROOT))
+def readme_machines(text: str) -> set[str]:
+    """The machines README's generated blocks name (the first screen's paragraph and the headline block)."""
+    blocks = _between(text, START, END) + _between(text, FOUND_START, FOUND_END)
+    return {_plain(name) for name in MACHINE.findall(blocks)}
+
+
+def test_the_readme_names_the_machine_its_metrics_and_time_come_from_and_no_other():
+    """The README's benchmark tables moved to the results page: its generated blocks name one machine, the timed
+    run's (bench/repro.json), which made the metrics."""
+    text = (ROOT / "README.md").read_text()
     repro = machine_of(ROOT / "bench/repro.json")
-    assert f"made them on the {repro}" in block
-    assert len(expected_machines(readme_benches(ROOT))) > 1  # tables from more than one machine: the page says so
+    assert f"made them on the {repro}" in _between(text, START, END) and repro in _between(text, FOUND_START, FOUND_END)
+    assert README_LEAD not in text
+    assert readme_machines(text) == {_plain(m) for m in MACHINE.findall(repro)}
 
 
 def test_the_results_page_names_the_machines_of_its_benchmarks():
@@ -170,10 +176,10 @@ def test_no_page_names_a_machine_no_record_holds():
 
 
 def test_a_hand_edited_machine_fails_the_check():
-    block = _between((ROOT / "README.md").read_text(), START, END)
-    expected = expected_machines(readme_benches(ROOT))
-    assert machines_listed(block.replace("- AMD EPYC (AVX512-BF16)", "- AMD EPYC (AVX2)"), README_LEAD) != expected
-    first = next(line for line in block.splitlines() if line.startswith("- ") and line.endswith(".json`."))
-    assert machines_listed(block.replace(first + "\n", ""), README_LEAD) != expected  # a machine left out
+    text = (ROOT / "README.md").read_text()
+    repro = MACHINE.findall(machine_of(ROOT / "bench/repro.json"))[0]
+    other = "AMD EPYC" if "AMD" not in repro else "Intel(R) Xeon(R) Processor"
+    edited = text.replace(repro, other, 1)
+    assert edited != text and readme_machines(edited) != {_plain(repro)}
     records = {m for p in (ROOT / "bench").glob("*.json") if (m := machine_of(p))}
     assert not any("AMD Ryzen" in record for record in records) and MACHINE.findall("made on an AMD Ryzen")

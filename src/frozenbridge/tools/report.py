@@ -30,10 +30,12 @@ from frozenbridge.tools.machines import machines_lines, metrics_machine_sentence
 from frozenbridge.tools.repro_report import command_one_time, cpu_label, repro_time
 from frozenbridge.tools.rerun_report import rerun_section
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
+from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN
 from frozenbridge.tools.where_it_runs import FILES as WHERE_FILES
 from frozenbridge.tools.where_it_runs import where_it_runs
 
 START, END = "<!-- headline:start (python -m frozenbridge.tools.report) -->", "<!-- headline:end -->"
+FOUND_START, FOUND_END = "<!-- found:start (python -m frozenbridge.tools.report) -->", "<!-- found:end -->"
 FINDINGS_START = "<!-- findings:start (python -m frozenbridge.tools.report) -->"
 FINDINGS_END = "<!-- findings:end -->"
 RESULTS, CONNECTORS = Path("docs/results.md"), Path("docs/connectors.md")
@@ -66,44 +68,6 @@ def gpu_table(saved: dict) -> list[str]:
             "", "| measure | value |", "|---|---:|"]
     rows += [f"| {r['measure']} | {r['a_value']:.4g} {r['a']} |" for r in saved["rows"]]
     return rows
-
-
-SPEED_BENCH = "cpu-2core.json"  # the committed benchmark whose step rows the README quotes
-SPEED_ROWS = ("question step", "train step, batch 16, 49 image tokens: matmul", "train step, batch 16: torch.compile",
-              "train step, batch 16, compiled layers: matmul")
-
-
-FLOOR_BENCHES = "floor-*.json"  # each step against its matrix products alone, a file a machine (bench floor --out)
-
-
-def readme_benches(root: Path) -> list[str]:
-    """The bench/ files the README's tables are made from: the step levers, each machine's floor, where it runs."""
-    bench = root / "bench"
-    names = [SPEED_BENCH, *(p.name for p in sorted(bench.glob(FLOOR_BENCHES))), *WHERE_FILES]
-    return [name for name in names if (bench / name).is_file()]
-
-
-def speed_table(root: Path) -> list[str]:
-    """The README's speed rows: the training step's levers from bench/cpu-2core.json, each a ratio measured in one
-    run, and the MLP's steps against their floor from each machine's bench/floor-*.json (the operator breakdown and
-    the rest stay in the results page)."""
-    lines = []
-    saved = read_json_if_present(root / "bench" / SPEED_BENCH)
-    if saved is not None:
-        rows = [r for r in saved["rows"] if r["measure"].startswith(SPEED_ROWS)]
-        m = saved["machine"]
-        lines += ["", f"Where a training step's time goes (`{command(m, 'steps')}`, {m['device']}, "
-                  f"{m['date']}; every row of it in [docs/results.md](docs/results.md#benchmarks)):", "",
-                  "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(saved, rows)[4:]]
-    for path in sorted((root / "bench").glob(FLOOR_BENCHES)):
-        floor = json.loads(path.read_text())
-        rows = [r for r in floor["rows"] if r["measure"].endswith("step / floor") and ", MLP," in r["measure"]]
-        m = floor["machine"]
-        lines += ["", f"Each step against its floor, the same step's matrix products alone (`{command(m, 'floor')}`, "
-                  f"{m['device']}{cpu_label(m)}, {m['date']}; every step and its operators in "
-                  "[docs/results.md](docs/results.md#benchmarks)):", "",
-                  "| measure | a | b | b / a |", "|---|---:|---:|---:|", *bench_table(floor, rows)[4:]]
-    return lines
 
 
 def render_results(root: Path) -> str:
@@ -190,19 +154,29 @@ def update_connectors_page(page: Path, root: Path) -> str:
 
 
 def update_readme(readme: Path, root: Path) -> str:
-    claims = ["", f"The references' claims, judged one by one on these numbers ({verdict_counts(verdict_rows(root))}): "
+    """README.md with its two generated blocks: the first screen's paragraph (tools.first_screen: what the run found,
+    where, in how long) and the headline block (one table of results, the verdicts' line, one line of time, whose
+    draws the metrics are); the benchmark tables are on the results page."""
+    from frozenbridge.tools.first_screen import finding
+
+    rows = verdict_rows(root)
+    counts = tuple(sum(r["verdict"] == v for r in rows) for v in (HOLDS, FAILS, OPEN))
+    claims = ["", f"The references' claims, judged one by one on these numbers ({verdict_counts(rows)}): "
               "[the verdict table](docs/results.md#the-references-claims-judged)."]
-    where = where_it_runs(root / "bench")
-    where = [""] + where if where else []
     repro = read_json_if_present(root / "bench" / "repro.json")
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
     timed = command_one_time(repro, len(params.get("replicates", []))) if repro else []
     drawn = metrics_machine_sentence(repro)
-    machines = [*([""] + [drawn] if drawn else []), *([""] + made if (made := machines_lines(
-        root / "bench", readme_benches(root), "The benchmark tables above come from these machines, as their "
-        "records name them:")) else [])]
-    return replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *speed_table(root), *where,
-                                              *machines])
+    text = replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *([""] + [drawn] if drawn else [])])
+    return replace_text(text, FOUND_START, FOUND_END, finding(root, counts if rows else None))
+
+
+def replace_text(text: str, start: str, end: str, lines: list[str]) -> str:
+    """`text` with the lines between its `start` and `end` markers replaced (replace_block on a string)."""
+    if start not in text or end not in text:
+        raise SystemExit(f"README.md: no generated-block markers ({start} ... {end})")
+    head, rest = text.split(start, 1)
+    return head + "\n".join([start, *lines, end]) + rest.split(end, 1)[1]
 
 
 AUDIT_BENCH = "audit-cpu-2core.json"  # python -m frozenbridge.bench audit: a 1,000-picture folder, timed
