@@ -124,7 +124,8 @@ def test_the_regime_verdicts_read_a_setting_under_its_own_stage1_cap(tmp_path):
 
 
 def test_the_own_best_findings_say_how_long_each_stage_1_trained_and_where_it_ended(tmp_path):
-    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings
+    from frozenbridge.shapes.report.connector_findings import connectors_findings
+    from frozenbridge.shapes.report.connectors import OWN_BEST
 
     cell = lambda rights: {str(r): {"right": v, "gap": 5.0} for r, v in enumerate(rights)}  # noqa: E731
     runs = {"mlp": ([[200, 51.67, 0.2], [250, 70.0, 0.1]], [[200, 63.34, 0.1]]),
@@ -152,7 +153,8 @@ def test_the_own_best_findings_say_how_long_each_stage_1_trained_and_where_it_en
 def test_the_own_best_view_sets_each_design_beside_the_papers_from_its_paired_replicates(tmp_path):
     """Each gap is computed replicate by replicate against the view's own MLP; whether it lies within the papers'
     few points is read from the medians; the scale sentence names the run's own backbones and sizes."""
-    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings
+    from frozenbridge.shapes.report.connector_findings import connectors_findings
+    from frozenbridge.shapes.report.connectors import OWN_BEST
     from frozenbridge.shapes.report.literature import FEW_POINTS
 
     (tmp_path / "params.yaml").write_text("language: {name: smollm2-135m}\nvision: {name: efficientnet-lite0}\n")

@@ -277,7 +277,7 @@ def _compared(root, mlp: list[float], **designs: list[float]) -> None:
 
 
 def test_the_findings_say_where_a_design_is_ahead_or_behind_in_every_replicate_from_the_numbers(tmp_path):
-    from frozenbridge.shapes.report.connectors import connectors_findings
+    from frozenbridge.shapes.report.connector_findings import connectors_findings
 
     assert "No design has been compared yet" in connectors_findings(tmp_path)[0]
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [55, 45, 70], "codebook-1024": [40, 45, 50]})
@@ -307,7 +307,8 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     """The equal-settings view (results/connectors/equal-settings/) is read alone and says what it is; runs the tool
     keeps in results/connectors/<setting>/ (the own-best comparison) form a second table, titled for it, once one
     design is there; the sweep's folder is neither."""
-    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_findings, connectors_table, designs
+    from frozenbridge.shapes.report.connector_findings import connectors_findings
+    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_table, designs
     from frozenbridge.tools.report import render_results
 
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [20, 30, 25]})
@@ -459,7 +460,7 @@ def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
 
 
 def test_a_design_paired_with_an_mlp_made_on_another_cpu_says_so_and_an_unknown_cpu_says_nothing():
-    from frozenbridge.shapes.report.connectors import machines_note
+    from frozenbridge.shapes.report.connector_findings import machines_note
 
     amd = "AMD EPYC (AVX512-BF16)"
     intel = {"cpu_model": "Intel(R) Xeon(R) Processor", "bf16_path": "AMX + AVX512-BF16"}

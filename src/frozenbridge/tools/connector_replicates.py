@@ -145,6 +145,29 @@ def keep_examples(root: Path, folder: Path, name: str) -> None:
     write_json(folder / "examples.json", shown)
 
 
+def keep_mlp(root: Path, results: Path) -> Path:
+    """results/mlp/design.json: the default run's own facts, and the minutes bench/repro.json timed for its stage 1,
+    caption_qa and their evaluations (the comparison reuses those runs)."""
+    from frozenbridge.core.atomic import write_json
+    from frozenbridge.core.summary import read_json_if_present
+    from frozenbridge.tools.workspace import git
+
+    timed = read_json_if_present(root / "bench/repro.json") or {}
+    parts = ("shapes_stage1@", "shapes_train@caption_qa-", "shapes_evaluate@caption-", "shapes_evaluate@caption_qa-")
+    seconds = sum(s for stage, s in timed["stages"].items() if stage.startswith(parts)) if timed else None
+    folder = results / "mlp"
+    folder.mkdir(parents=True, exist_ok=True)
+    keep_examples(root, folder, "mlp")
+    steps = [timed[key] for key in ("benchmark_step_seconds", "benchmark_step_after_seconds") if key in timed]
+    write_json(folder / "design.json", {**design_facts(root), "minutes": seconds and round(seconds / 60, 2),
+                                        "benchmark_step_seconds": steps or None,
+                                        "machine": timed.get("machine"),
+                                        "commit": git(root, "rev-parse", "HEAD").strip(),
+                                        "note": "the default run's own runs (metrics/shapes/), timed by "
+                                                "tools.repro_timing in bench/repro.json"})
+    return folder
+
+
 def holder(owner: str | None, here: str) -> str:
     """Which machine holds a replicate of the own-best view, as --list says it."""
     if owner is None:

@@ -44,9 +44,9 @@ import time
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, holder, keep_examples, kept, kept_replicate,
-                                                     lowest, made_on, merge_setting, replicate_folder, stage1_loss,
-                                                     where)
+from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, holder, keep_examples, keep_mlp, kept,
+                                                     kept_replicate, lowest, made_on, merge_setting, replicate_folder,
+                                                     stage1_loss, where)
 from frozenbridge.tools.connector_pipeline import pipeline, replicates_of, same_inputs
 from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, VIEW_NAMES, view_settings
 from frozenbridge.tools.design_sweep.plan import spell
@@ -129,28 +129,6 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
                                  "metrics/shapes/stage1_loss.json": stage1_loss(root, replicate)})
             if galleries:
                 keep_examples(root, results / name, name)
-    return folder
-
-
-def keep_mlp(root: Path, results: Path) -> Path:
-    """results/mlp/design.json: the default run's own facts, and the minutes bench/repro.json timed for its stage 1,
-    caption_qa and their evaluations (the comparison reuses those runs)."""
-    from frozenbridge.core.atomic import write_json
-    from frozenbridge.core.summary import read_json_if_present
-
-    timed = read_json_if_present(root / "bench/repro.json") or {}
-    parts = ("shapes_stage1@", "shapes_train@caption_qa-", "shapes_evaluate@caption-", "shapes_evaluate@caption_qa-")
-    seconds = sum(s for stage, s in timed["stages"].items() if stage.startswith(parts)) if timed else None
-    folder = results / "mlp"
-    folder.mkdir(parents=True, exist_ok=True)
-    keep_examples(root, folder, "mlp")
-    steps = [timed[key] for key in ("benchmark_step_seconds", "benchmark_step_after_seconds") if key in timed]
-    write_json(folder / "design.json", {**design_facts(root), "minutes": seconds and round(seconds / 60, 2),
-                                        "benchmark_step_seconds": steps or None,
-                                        "machine": timed.get("machine"),
-                                        "commit": git(root, "rev-parse", "HEAD").strip(),
-                                        "note": "the default run's own runs (metrics/shapes/), timed by "
-                                                "tools.repro_timing in bench/repro.json"})
     return folder
 
 

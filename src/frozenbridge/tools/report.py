@@ -22,8 +22,9 @@ from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.shapes.report import connectors_figure
 from frozenbridge.shapes.report import learning_curves
+from frozenbridge.shapes.report.connector_findings import connectors_findings
 from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, VIEWS, compared,
-                                                  connectors_findings, connectors_table, figure, figure_line,
+                                                  connectors_table, figure, figure_line,
                                                   view_title)
 from frozenbridge.tools.headline_tables import backbone_table, headline_table
 from frozenbridge.tools.machines import machines_lines, metrics_machine_sentence

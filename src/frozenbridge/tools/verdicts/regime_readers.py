@@ -15,7 +15,7 @@ from typing import Callable
 
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, designs, partner
+from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, designs, partner
 from frozenbridge.tools.design_sweep.plan import Plan
 from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
 from frozenbridge.tools.verdicts.connector_readers import at_view, run_command
