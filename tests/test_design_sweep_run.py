@@ -145,7 +145,7 @@ def test_a_runs_step_time_is_marked_only_where_other_work_shared_the_machine():
 
 
 def test_a_designs_paragraph_says_what_it_did_inside_at_its_first_and_last_look():
-    from frozenbridge.shapes.report.connectors import inside_sentence
+    from frozenbridge.shapes.report.connector_sentences import inside_sentence
 
     assert inside_sentence({}) == ""
     gates = {"inside": [{"step": 0, "gates": [0.0, 0.0]}, {"step": 600, "gates": [0.12, 0.5]}]}
