@@ -1,4 +1,4 @@
-"""The own-best view's settings (tools/connector_settings.py): each design at the sweep's pick, stage 1 up to the
+"""The own-best view's settings (comparison/settings.py): each design at the sweep's pick, stage 1 up to the
 sweep's cap, what waits and why; and how the comparison runs them (the MLP first, every design paired with it)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from frozenbridge.tools import connectors
-from frozenbridge.tools.connector_settings import OWN_BEST, own_best
-from frozenbridge.tools.connectors import command, compare
+from frozenbridge.comparison import run as connectors
+from frozenbridge.comparison.settings import OWN_BEST, own_best
+from frozenbridge.comparison.run import command, compare
 from test_connectors_tool import recording_replicate
 
 PLAN = """threshold: 60
@@ -103,7 +103,7 @@ def test_a_setting_that_waits_for_the_sweep_is_refused_in_one_line(tmp_path, mon
         connectors.main()
     assert stop.value.code == 2
     assert capsys.readouterr().err.strip() == ("error: --only resampler-16: waits for the sweep's pick of resampler "
-                                              "(`python -m frozenbridge.tools.design_sweep --design resampler` runs "
+                                              "(`python -m frozenbridge.comparison.sweep --design resampler` runs "
                                               "the rest of its grid, `--pick` writes its picks)")
     monkeypatch.setattr("sys.argv", ["connectors", "--only", "resampler-99"])
     with pytest.raises(SystemExit):
@@ -124,8 +124,8 @@ def test_the_regime_verdicts_read_a_setting_under_its_own_stage1_cap(tmp_path):
 
 
 def test_the_own_best_findings_say_how_long_each_stage_1_trained_and_where_it_ended(tmp_path):
-    from frozenbridge.shapes.report.connector_findings import connectors_findings
-    from frozenbridge.shapes.report.connectors import OWN_BEST
+    from frozenbridge.comparison.report.findings import connectors_findings
+    from frozenbridge.comparison.report.tables import OWN_BEST
 
     cell = lambda rights: {str(r): {"right": v, "gap": 5.0} for r, v in enumerate(rights)}  # noqa: E731
     runs = {"mlp": ([[200, 51.67, 0.2], [250, 70.0, 0.1]], [[200, 63.34, 0.1]]),
@@ -153,9 +153,9 @@ def test_the_own_best_findings_say_how_long_each_stage_1_trained_and_where_it_en
 def test_the_own_best_view_sets_each_design_beside_the_papers_from_its_paired_replicates(tmp_path):
     """Each gap is computed replicate by replicate against the view's own MLP; whether it lies within the papers'
     few points is read from the medians; the scale sentence names the run's own backbones and sizes."""
-    from frozenbridge.shapes.report.connector_findings import connectors_findings
-    from frozenbridge.shapes.report.connectors import OWN_BEST
-    from frozenbridge.shapes.report.literature import FEW_POINTS
+    from frozenbridge.comparison.report.findings import connectors_findings
+    from frozenbridge.comparison.report.tables import OWN_BEST
+    from frozenbridge.comparison.report.literature import FEW_POINTS
 
     (tmp_path / "params.yaml").write_text("language: {name: smollm2-135m}\nvision: {name: efficientnet-lite0}\n")
     cell = lambda rights: {str(r): {"right": v, "gap": 5.0} for r, v in enumerate(rights)}  # noqa: E731
@@ -180,7 +180,7 @@ def test_the_own_best_view_sets_each_design_beside_the_papers_from_its_paired_re
 
 
 def test_the_benchmark_step_beside_minutes_is_before_after_for_one_replicate_and_the_range_for_more():
-    from frozenbridge.shapes.report.connectors import _steps
+    from frozenbridge.comparison.report.tables import _steps
 
     assert _steps({"benchmark_step_seconds": [0.99, 0.95]}, " (", ")") == " (0.99–0.95 s)"
     assert _steps({"benchmark_step_seconds": [1.18, 1.85, 0.92, 1.55]}, " (", ")") == " (0.92–1.85 s)"
@@ -188,7 +188,7 @@ def test_the_benchmark_step_beside_minutes_is_before_after_for_one_replicate_and
 
 
 def test_stages_dvc_restores_from_its_run_cache_are_named_and_the_output_passed_on(tmp_path, capsys):
-    from frozenbridge.tools.workspace import run_experiment
+    from frozenbridge.comparison.workspace import run_experiment
 
     lines = ["Stage 'shapes_encode' didn't change, skipping", "Stage 'shapes_stage1@4' is cached - skipping run, "
              "checking out outputs", "Running stage 'shapes_summarize':", "Stage 'shapes_text' is cached - skipping "
@@ -201,8 +201,8 @@ def test_stages_dvc_restores_from_its_run_cache_are_named_and_the_output_passed_
 
 
 def test_a_replicate_restored_from_the_run_cache_is_kept_untimed_and_the_page_says_so(tmp_path):
-    from frozenbridge.shapes.report.connectors import _untimed
-    from frozenbridge.tools.connector_replicates import merge_setting, replicate_folder
+    from frozenbridge.comparison.report.tables import _untimed
+    from frozenbridge.comparison.replicates import merge_setting, replicate_folder
 
     values, folder = {"connector.design": "resampler"}, tmp_path / "resampler-16"
     for r, minutes in ((0, 12.5), (1, None), (2, 10.0)):

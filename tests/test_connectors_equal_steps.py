@@ -18,8 +18,8 @@ def _row(setting: str, values: dict, curve: list[tuple[int, float]]) -> dict:
 def test_the_at_cap_pick_is_the_highest_share_within_the_cap_then_the_fewest_steps():
     """pick_at_cap over the plan's grid: the highest best share within the cap wins whatever the plan's rule says
     (here the plan's rule picks the one that reaches the threshold first); a tie on share goes to the fewer steps."""
-    from frozenbridge.tools.design_sweep.pick import pick, pick_at_cap
-    from frozenbridge.tools.design_sweep.plan import Plan, Setting
+    from frozenbridge.comparison.sweep.pick import pick, pick_at_cap
+    from frozenbridge.comparison.sweep.plan import Plan, Setting
 
     grid = (Setting("lr=0.001", (("train.lr", 0.001),)), Setting("lr=0.0003", (("train.lr", 0.0003),)),
             Setting("lr=0.003", (("train.lr", 0.003),)))
@@ -38,7 +38,7 @@ def test_the_at_cap_pick_is_the_highest_share_within_the_cap_then_the_fewest_ste
 def test_the_equal_steps_settings_train_every_design_the_caps_steps_at_its_at_cap_pick(tmp_path):
     """Each of the six settings at its design's at_cap values, with stage1_steps and max_steps both the cap (the stop
     rule's one check at the cap); a design with no pick waits, named with what to run."""
-    from frozenbridge.tools.connector_settings import OWN_BEST, equal_steps, own_best
+    from frozenbridge.comparison.settings import OWN_BEST, equal_steps, own_best
 
     plan = tmp_path / "plan.yaml"
     plan.write_text("threshold: 60\nevery: 50\ncap: 900\nflat: {checks: 6, gain: 2.0, after: 600}\n"
@@ -72,7 +72,7 @@ def test_the_rule_checks_once_at_the_cap_and_trains_exactly_the_cap_whatever_the
 def test_a_kept_replicate_carries_stage_1s_loss_at_every_step_and_the_merge_keeps_each(tmp_path):
     """stage1_loss reads the caption recipe's rows of this replicate from plots/shapes/loss.csv; merge_setting puts
     every kept replicate's curve in the setting's stage1_loss.json."""
-    from frozenbridge.tools.connector_replicates import merge_setting, stage1_loss
+    from frozenbridge.comparison.replicates import merge_setting, stage1_loss
 
     (tmp_path / "plots/shapes").mkdir(parents=True)
     (tmp_path / "plots/shapes/loss.csv").write_text(
@@ -136,9 +136,9 @@ def test_the_pages_show_the_equal_steps_view_beside_the_own_best_one_and_what_su
     """Three tables in the views' order, each saying the others; the equal-steps view's MLP and steps read from its
     design.json; the survival paragraph sets each design's findings of the two views side by side, with the steps
     each trained and a setting that moved too."""
-    from frozenbridge.shapes.report.connector_views import held_lines
-    from frozenbridge.shapes.report.connectors import EQUAL_STEPS, connectors_table
-    from frozenbridge.shapes.report.equal_training import survival, survival_lines
+    from frozenbridge.comparison.report.views import held_lines
+    from frozenbridge.comparison.report.tables import EQUAL_STEPS, connectors_table
+    from frozenbridge.comparison.report.equal_training import survival, survival_lines
     from frozenbridge.tools.report import render_results
 
     _both_views(tmp_path)
@@ -191,7 +191,7 @@ def test_the_equal_steps_verdicts_read_the_view_and_the_share_at_the_same_step(t
 
 
 def test_the_learning_curves_figure_needs_two_settings_and_says_the_share_at_the_end(tmp_path):
-    from frozenbridge.shapes.report import learning_curves
+    from frozenbridge.comparison.report import learning_curves
 
     out = tmp_path / "curves.png"
     assert not learning_curves.draw(tmp_path, out) and not out.exists()
@@ -203,20 +203,20 @@ def test_the_learning_curves_figure_needs_two_settings_and_says_the_share_at_the
 
 @pytest.mark.parametrize("view, flag", [("equal-steps", ["--view", "equal-steps"]), ("own-best", [])])
 def test_the_missing_command_names_the_view(view, flag):
-    from frozenbridge.shapes.report.connectors import EQUAL_STEPS, OWN_BEST
+    from frozenbridge.comparison.report.tables import EQUAL_STEPS, OWN_BEST
     from frozenbridge.tools.verdicts.connector_readers import run_command
 
     folder = {"equal-steps": EQUAL_STEPS, "own-best": OWN_BEST}[view]
-    assert run_command(folder, "mlp").split() == ["python", "-m", "frozenbridge.tools.connectors", "--only", "mlp",
+    assert run_command(folder, "mlp").split() == ["python", "-m", "frozenbridge.comparison", "--only", "mlp",
                                                   *flag]
 
 
 def test_the_tool_runs_the_equal_steps_view_in_its_folder_with_its_own_mlp(monkeypatch):
     """`--view equal-steps` hands compare the view's settings, its folder and the view's MLP to pair with (the
     committed sweep's at_cap picks: every setting trains the plan's cap, stage1_steps = max_steps)."""
-    from frozenbridge.tools import connectors
-    from frozenbridge.tools.connector_settings import equal_steps
-    from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
+    from frozenbridge.comparison import run as connectors
+    from frozenbridge.comparison.settings import equal_steps
+    from frozenbridge.comparison.sweep.plan import DEFAULT_PATH, load_plan
 
     seen = {}
 

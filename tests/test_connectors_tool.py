@@ -1,5 +1,5 @@
-"""The connector comparison's command (tools/connectors.py): what each setting runs, what counts as kept, and the
-workspace around its experiments (tools/workspace.py): when it refuses to start, and how it is put back."""
+"""The connector comparison's command (comparison/run.py): what each setting runs, what counts as kept, and the
+workspace around its experiments (comparison/workspace.py): when it refuses to start, and how it is put back."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.designs import design_names
-from frozenbridge.tools import connectors
-from frozenbridge.tools.connector_settings import EQUAL_SETTINGS as SETTINGS
-from frozenbridge.tools.connectors import command, compare, kept, pipeline, run_setting, same_inputs
-from frozenbridge.tools.workspace import Terminated, changed_stages, precision_mismatch
+from frozenbridge.comparison import run as connectors
+from frozenbridge.comparison.settings import EQUAL_SETTINGS as SETTINGS
+from frozenbridge.comparison.run import command, compare, kept, pipeline, run_setting, same_inputs
+from frozenbridge.comparison.workspace import Terminated, changed_stages, precision_mismatch
 
 
 def test_every_setting_is_one_experiment_of_stage1_and_caption_qa_with_its_design():
@@ -130,7 +130,7 @@ def test_a_machine_unlike_the_default_runs_pairs_its_designs_with_its_own_mlp(tm
     assert ran == ["mlp@cpu-fp32", "resampler-16"]  # the partner first, then the design
     facts = {name: json.loads((tmp_path / "results" / name / "design.json").read_text()) for name in ran}
     assert facts["resampler-16"]["paired_with"] == "mlp@cpu-fp32" and "paired_with" not in facts["mlp@cpu-fp32"]
-    from frozenbridge.shapes.report.connectors import OWN_BEST, designs, partner
+    from frozenbridge.comparison.report.tables import OWN_BEST, designs, partner
 
     (tmp_path / "results/connectors").mkdir()
     for name in ran:  # where the tool keeps its runs by default: the own-best view's folder
@@ -184,7 +184,7 @@ def _replicates(rights: list[float]) -> dict:
 
 
 def test_the_report_table_puts_each_design_beside_the_default_runs_mlp(tmp_path):
-    from frozenbridge.shapes.report.connectors import connectors_table
+    from frozenbridge.comparison.report.tables import connectors_table
 
     (tmp_path / "metrics/shapes").mkdir(parents=True)
     (tmp_path / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates([50, 40, 60])))
@@ -220,7 +220,7 @@ def test_the_section_9_verdicts_pair_each_design_with_the_mlp_by_replicate(tmp_p
 
     read = versus("codebook-1024", "mlp", (("seen", "caption"),))
     evidence = read(Sources(tmp_path))
-    assert judge(Ahead("second"), evidence)[0] == OPEN and "python -m frozenbridge.tools.connectors" in evidence.missing
+    assert judge(Ahead("second"), evidence)[0] == OPEN and "python -m frozenbridge.comparison" in evidence.missing
     assert evidence.missing.endswith("--only codebook-1024 --view equal-settings")
     (tmp_path / "metrics/shapes").mkdir(parents=True)
     (tmp_path / "metrics/shapes/replicates.json").write_text(json.dumps(_replicates([50, 40, 60, 55, 45])))
@@ -238,7 +238,7 @@ def test_the_section_9_verdicts_pair_each_design_with_the_mlp_by_replicate(tmp_p
     assert evidence.source == "results/connectors/equal-settings/codebook-1024, mlp"
     own_best = versus("codebook-1024", "mlp", (("seen", "caption"),), "results/connectors")(Sources(tmp_path))
     # not read from the view; its MLP is a setting of its own, run with it
-    assert own_best.missing == "python -m frozenbridge.tools.connectors --only codebook-1024 mlp"
+    assert own_best.missing == "python -m frozenbridge.comparison --only codebook-1024 mlp"
 
 
 def test_the_zero_gate_claim_reads_each_cross_attention_settings_text_stage(tmp_path):
@@ -277,7 +277,7 @@ def _compared(root, mlp: list[float], **designs: list[float]) -> None:
 
 
 def test_the_findings_say_where_a_design_is_ahead_or_behind_in_every_replicate_from_the_numbers(tmp_path):
-    from frozenbridge.shapes.report.connector_findings import connectors_findings
+    from frozenbridge.comparison.report.findings import connectors_findings
 
     assert "No design has been compared yet" in connectors_findings(tmp_path)[0]
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [55, 45, 70], "codebook-1024": [40, 45, 50]})
@@ -291,7 +291,7 @@ def test_the_findings_say_where_a_design_is_ahead_or_behind_in_every_replicate_f
     assert "690 parameters (1.15× the MLP's)" in resampler and "16 image tokens (the MLP 49)" in resampler
     assert "Held-out pairs: caption +5 [+5, +10]" in resampler and "took 32 minutes" in resampler
     assert "A training question step is 255 GFLOP (the MLP's 402) and took 0.80× the MLP's time" in resampler
-    from frozenbridge.shapes.report.connectors import connectors_table
+    from frozenbridge.comparison.report.tables import connectors_table
 
     row = next(r for r in connectors_table(tmp_path) if r.startswith("| resampler-16 |"))
     assert "| 0.80× |" in row  # the table's ratio goes the findings' way: the design's time over the MLP's
@@ -307,8 +307,8 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     """The equal-settings view (results/connectors/equal-settings/) is read alone and says what it is; runs the tool
     keeps in results/connectors/<setting>/ (the own-best comparison) form a second table, titled for it, once one
     design is there; the sweep's folder is neither."""
-    from frozenbridge.shapes.report.connector_findings import connectors_findings
-    from frozenbridge.shapes.report.connectors import OWN_BEST, connectors_table, designs
+    from frozenbridge.comparison.report.findings import connectors_findings
+    from frozenbridge.comparison.report.tables import OWN_BEST, connectors_table, designs
     from frozenbridge.tools.report import render_results
 
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [20, 30, 25]})
@@ -348,7 +348,7 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
 
 
 def test_the_figure_is_drawn_once_a_design_is_compared_and_the_page_block_is_replaced(tmp_path):
-    from frozenbridge.shapes.report.connectors_figure import draw
+    from frozenbridge.comparison.report.figure import draw
     from frozenbridge.tools.report import FINDINGS_END, FINDINGS_START, update_connectors_page
 
     assert not draw(tmp_path, tmp_path / "fig.png") and not (tmp_path / "fig.png").exists()
@@ -441,7 +441,7 @@ def test_the_regime_views_of_section_9_read_stage1_curves_and_never_fail_a_desig
 def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
     """A later default run (metrics/shapes/) does not move the kept view: its mlp/ holds the metrics it was paired
     with. The own-best view's MLP is a setting of its own, never the default run's: absent until it has run."""
-    from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, OWN_BEST, designs
+    from frozenbridge.comparison.report.tables import EQUAL_SETTINGS, OWN_BEST, designs
 
     (tmp_path / "metrics/shapes").mkdir(parents=True)
     for view in (EQUAL_SETTINGS, OWN_BEST):
@@ -460,7 +460,7 @@ def test_the_equal_settings_view_keeps_the_mlp_run_it_was_paired_with(tmp_path):
 
 
 def test_a_design_paired_with_an_mlp_made_on_another_cpu_says_so_and_an_unknown_cpu_says_nothing():
-    from frozenbridge.shapes.report.connector_findings import machines_note
+    from frozenbridge.comparison.report.findings import machines_note
 
     amd = "AMD EPYC (AVX512-BF16)"
     intel = {"cpu_model": "Intel(R) Xeon(R) Processor", "bf16_path": "AMX + AVX512-BF16"}

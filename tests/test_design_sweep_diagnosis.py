@@ -1,13 +1,13 @@
-"""Why a sweep run fell short, from its own logs (tools/design_sweep/diagnosis.py): the curve's state at its end and
+"""Why a sweep run fell short, from its own logs (comparison/sweep/diagnosis.py): the curve's state at its end and
 what the design did inside, each judged by a line declared before any run."""
 
 from __future__ import annotations
 
 import pytest
 
-from frozenbridge.tools.design_sweep.diagnosis import (CLOSED, COLLAPSED, FEW_CODES, LOSS_FALLING, curve_state,
+from frozenbridge.comparison.sweep.diagnosis import (CLOSED, COLLAPSED, FEW_CODES, LOSS_FALLING, curve_state,
                                                        loss_still_falling, why_short)
-from frozenbridge.tools.design_sweep.plan import Plan
+from frozenbridge.comparison.sweep.plan import Plan
 
 PLAN = Plan(threshold=60, every=50, cap=400, checks=2, gain=2.0, after=0, rule="fewest_steps_then_best_at_cap",
             grids=())

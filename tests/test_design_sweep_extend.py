@@ -1,4 +1,4 @@
-"""A pick at the edge of its grid is followed past it (tools/design_sweep/extend.py): the step is fixed by the grid's
+"""A pick at the edge of its grid is followed past it (comparison/sweep/extend.py): the step is fixed by the grid's
 own spacing, the sweep runs the added settings after the declared ones, picks again over the grown grid, stops after
 the plan's `extend` rounds or once the pick is inside, and says so."""
 
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from frozenbridge.tools.design_sweep.extend import extended_grid, past_edges, step_past
-from frozenbridge.tools.design_sweep.plan import load_plan, plan_digest
-from frozenbridge.tools.design_sweep.sweep import grid, picks, run_sweep, todo
+from frozenbridge.comparison.sweep.extend import extended_grid, past_edges, step_past
+from frozenbridge.comparison.sweep.plan import load_plan, plan_digest
+from frozenbridge.comparison.sweep.sweep import grid, picks, run_sweep, todo
 
 PLAN = """threshold: 60
 every: 50
@@ -128,8 +128,8 @@ def test_an_added_setting_keeps_the_picks_other_values_and_the_grids_names(tmp_p
 
 
 def test_the_page_marks_the_settings_added_past_an_edge(tmp_path):
-    from frozenbridge.tools.design_sweep.report import sweep_findings
-    from frozenbridge.tools.design_sweep.sweep import write_picks
+    from frozenbridge.comparison.sweep.report import sweep_findings
+    from frozenbridge.comparison.sweep.sweep import write_picks
 
     out = tmp_path / "results/connectors/sweep"
     out.mkdir(parents=True)

@@ -11,9 +11,9 @@ import torch
 
 from frozenbridge.core.backbones.language import load_language
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.design_sweep.plan import load_plan, plan_digest
-from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, run_sweep, todo, write_picks
-from frozenbridge.tools.design_sweep.train import Inputs, run_setting
+from frozenbridge.comparison.sweep.plan import load_plan, plan_digest
+from frozenbridge.comparison.sweep.sweep import FIGURE, PICKED, run_sweep, todo, write_picks
+from frozenbridge.comparison.sweep.train import Inputs, run_setting
 
 PLAN = """threshold: 60
 every: 2
@@ -79,13 +79,13 @@ def test_a_sweep_keeps_each_run_goes_on_after_a_stop_and_picks_by_the_plans_rule
     assert picked["picked"]["mlp"]["reason"]  # a sentence made of the rows' numbers
     assert json.loads((out / PICKED).read_text()) == picked
 
-    from frozenbridge.tools.design_sweep.figure import draw_curves
+    from frozenbridge.comparison.sweep.figure import draw_curves
 
     assert draw_curves(plan, out, picked, out / FIGURE).stat().st_size > 10_000
 
 
 def test_the_command_refuses_another_rule_and_a_design_the_plan_does_not_sweep(tmp_path, capsys):
-    from frozenbridge.tools.design_sweep.__main__ import main
+    from frozenbridge.comparison.sweep.__main__ import main
 
     (tmp_path / "plan.yaml").write_text(PLAN)
     for argv, said in ((["--rule", "best_final_share"], "picking by rule 'best_final_share' is refused"),
@@ -98,7 +98,7 @@ def test_the_command_refuses_another_rule_and_a_design_the_plan_does_not_sweep(t
 
 
 def test_the_sweep_table_gives_each_kept_run_and_the_pick_from_the_rows(tmp_path):
-    from frozenbridge.tools.design_sweep.report import sweep_findings
+    from frozenbridge.comparison.sweep.report import sweep_findings
 
     out = tmp_path / "results/connectors/sweep"
     out.mkdir(parents=True)
@@ -136,7 +136,7 @@ def test_the_sweep_table_gives_each_kept_run_and_the_pick_from_the_rows(tmp_path
 
 
 def test_a_runs_step_time_is_marked_only_where_other_work_shared_the_machine():
-    from frozenbridge.tools.design_sweep.report import _seconds
+    from frozenbridge.comparison.sweep.report import _seconds
 
     alone = {"step_seconds": 0.7312, "load_average": [2.1, 2.4, 2.5], "threads": 2}
     assert _seconds(alone) == "0.73"  # 2.33 on 2 threads: within the 0.5 allowed for the run's own load
@@ -145,7 +145,7 @@ def test_a_runs_step_time_is_marked_only_where_other_work_shared_the_machine():
 
 
 def test_a_designs_paragraph_says_what_it_did_inside_at_its_first_and_last_look():
-    from frozenbridge.shapes.report.connector_sentences import inside_sentence
+    from frozenbridge.comparison.report.sentences import inside_sentence
 
     assert inside_sentence({}) == ""
     gates = {"inside": [{"step": 0, "gates": [0.0, 0.0]}, {"step": 600, "gates": [0.12, 0.5]}]}
@@ -158,7 +158,7 @@ def test_a_designs_paragraph_says_what_it_did_inside_at_its_first_and_last_look(
 def test_a_pick_names_the_machine_of_its_own_row_and_every_machine_of_the_grid(tmp_path):
     """Sittings on other machines may add rows to one grid: the pick keeps the chosen row's machine and lists them
     all, so the page never calls a mixed grid one machine's."""
-    from frozenbridge.tools.design_sweep.report import sweep_findings
+    from frozenbridge.comparison.sweep.report import sweep_findings
 
     out = tmp_path / "results/connectors/sweep"
     out.mkdir(parents=True)

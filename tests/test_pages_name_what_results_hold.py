@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from frozenbridge.shapes.report import tables as shapes_tables
-from frozenbridge.tools.connector_settings import OWN_BEST as DECLARED
+from frozenbridge.comparison.settings import OWN_BEST as DECLARED
 from frozenbridge.tools.report import END, FINDINGS_END, FINDINGS_START, FOUND_END, FOUND_START, START
 from frozenbridge.tools.verdicts.claims import verdict_rows
 

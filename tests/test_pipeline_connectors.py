@@ -1,4 +1,4 @@
-"""The connector comparison (tools.connectors) as an experiment on the tiny project's first repro
+"""The connector comparison (comparison) as an experiment on the tiny project's first repro
 (tests/tiny_project.py): one design's experiment kept, the workspace restored, a second call running nothing."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from tiny_project import dvc, project_env, run
 
 
 def test_the_connector_comparison_keeps_each_design_and_restores_the_workspace(project, baseline):
-    """tools.connectors with one tiny setting: one experiment (stage 1 and caption_qa, one replicate, to keep this
+    """comparison with one tiny setting: one experiment (stage 1 and caption_qa, one replicate, to keep this
     chain short), its shapes metrics kept under results/connectors/<setting>/replicates/0/ and merged in the
     setting's folder, the workspace back to the commit's outputs; a second call runs nothing."""
-    from frozenbridge.tools.connectors import compare, pipeline
+    from frozenbridge.comparison.run import compare, pipeline
 
     # keys under shapes:, a design's own knob and a training one (the own-best view sets both)
     settings = {"resampler-2": {"connector.design": "resampler", "connector.resampler.latents": 2, "train.lr": 0.002}}

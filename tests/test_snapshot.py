@@ -61,7 +61,7 @@ def test_save_keeps_only_the_metrics_named_and_the_note(tmp_path):
 
 
 def test_a_kept_folder_appears_with_its_extra_files_or_not_at_all(tmp_path):
-    """tools.connectors keeps a replicate's design.json this way: a sitting stopped while it is written must not
+    """comparison keeps a replicate's design.json this way: a sitting stopped while it is written must not
     leave the replicate's metrics without it, looking kept."""
     work = tmp_path / "exp"
     (work / "metrics" / "shapes").mkdir(parents=True)

@@ -3,7 +3,7 @@
     python -m frozenbridge.bench designs             # bench/designs-cpu-2core.json (needs shapes_encode's output)
     python -m frozenbridge.bench designs --steps 10  # shorter
 
-Every design of tools.connectors' settings, and the MLP, runs in a process of its own, as a stage does: the embedded
+Every design of the comparison's settings, and the MLP, runs in a process of its own, as a stage does: the embedded
 backbones, the shapes study's cached training features, `--steps` caption steps (stage 1's batches) and `--steps`
 question steps (caption_qa's packed batches), eager (no compiled layers, so the designs are compared alike). Rows:
 the median step of each phase after the first two, its ratio against the MLP's, and the floating-point operations
@@ -45,7 +45,7 @@ def child(setting: str, steps: int) -> dict:
     from frozenbridge.shapes.training.split_data import load_split
     from frozenbridge.shapes.sweeps.converge_settings import apply_overrides
     from frozenbridge.shapes.training.start import setup
-    from frozenbridge.tools.connector_settings import EQUAL_SETTINGS
+    from frozenbridge.comparison.settings import EQUAL_SETTINGS
 
     values = {"connector.design": MLP} if setting == MLP else EQUAL_SETTINGS[setting]
     params = apply_overrides(read_params_file("params.yaml"), values)
@@ -90,7 +90,7 @@ def rows_from(results: dict[str, dict]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from frozenbridge.tools.connector_settings import EQUAL_SETTINGS
+    from frozenbridge.comparison.settings import EQUAL_SETTINGS
 
     args = process_bench_args(NAME, __doc__, 20, "steps of each phase a process trains", DEFAULT_OUT,
                               [MLP, *EQUAL_SETTINGS], child, argv)

@@ -13,7 +13,7 @@ pictures through the real encoder, at the run's own sizes (16 pictures a caption
 questions a question batch):
 - the stage-1 caption step and the packed question step of the MLP connector, eager, and with compiled decoder
   layers (as the shapes study and the audit run them on a CPU with a C++ compiler: train.compile auto);
-- a caption step and a question step of each connector design of the comparison (tools.connectors' settings), eager;
+- a caption step and a question step of each connector design of the comparison (the comparison's settings), eager;
 - the one-token study's caption step (a pooled vector, its MLP, `onetoken.prefix_tokens` tokens after the prompt),
   eager as that study runs it, and with compiled layers (a lever it does not use yet).
 Then torch.profiler's self time by operator: the caption step eager and compiled, the question step compiled; and
@@ -190,7 +190,7 @@ def run(args) -> tuple[list[dict], dict]:
     from frozenbridge.core.frozen import frozen_language
     from frozenbridge.core.measure import matmul_peak
     from frozenbridge.core.precision import compile_layers, describe
-    from frozenbridge.tools.connector_settings import EQUAL_SETTINGS
+    from frozenbridge.comparison.settings import EQUAL_SETTINGS
 
     sizes = QUICK if args.quick else FULL
     device = pick_device(args.device)

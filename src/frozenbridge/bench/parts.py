@@ -197,7 +197,7 @@ def stepper(vlm, items, feats, loss_fn=None, optimizer=None):
 
 
 def design_vlm(lm, device, bf16, feature_shape, setting: dict, seed: int = 0):
-    """A VLM with the connector design `setting` (keys under shapes:, as tools/connector_settings.py's settings; {} =
+    """A VLM with the connector design `setting` (keys under shapes:, as comparison/settings.py's settings; {} =
     the MLP) over params.yaml.
     The codebook's centroids are random: a step's cost does not depend on where they lie."""
     from frozenbridge.bridge.design import design_class

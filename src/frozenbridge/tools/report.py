@@ -14,18 +14,17 @@ import sys
 from pathlib import Path
 
 from frozenbridge.bench.rows import side
+from frozenbridge.comparison.report import figure as connectors_figure
+from frozenbridge.comparison.report import learning_curves
+from frozenbridge.comparison.report.findings import connectors_findings
+from frozenbridge.comparison.report.tables import (EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, VIEWS, compared,
+                                                   connectors_table, figure, figure_line, view_title)
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.digits.report import tables as digits
 from frozenbridge.onetoken.report import tables as onetoken
 from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
-from frozenbridge.shapes.report import connectors_figure
-from frozenbridge.shapes.report import learning_curves
-from frozenbridge.shapes.report.connector_findings import connectors_findings
-from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, EQUAL_STEPS, OWN_BEST, VIEWS, compared,
-                                                  connectors_table, figure, figure_line,
-                                                  view_title)
 from frozenbridge.tools.headline_tables import backbone_table, headline_table
 from frozenbridge.tools.machines import machines_lines, metrics_machine_sentence
 from frozenbridge.tools.repro_report import command_one_time, cpu_label, repro_time
@@ -131,17 +130,17 @@ def replace_block(page: Path, start: str, end: str, lines: list[str]) -> str:
 
 
 def update_connectors_page(page: Path, root: Path) -> str:
-    """docs/connectors.md with its findings (shapes.report.connectors): first which views the results hold and their
-    settings (shapes.report.connector_views) and which the verdicts read (tools.verdicts.claims), then the
+    """docs/connectors.md with its findings (comparison.report.tables): first which views the results hold and their
+    settings (comparison.report.views) and which the verdicts read (tools.verdicts.claims), then the
     equal-settings view's findings from results/connectors/equal-settings/, the own-best view's from
     results/connectors/<setting>/ and the equal-steps view's from results/connectors/equal-steps/ once each compares
-    a design, which own-best findings survive equal steps (shapes.report.equal_training), and the sweep's table
-    (tools.design_sweep.report) from results/connectors/sweep/."""
-    from frozenbridge.shapes.report.connector_views import held_lines
-    from frozenbridge.tools.design_sweep.report import sweep_findings
+    a design, which own-best findings survive equal steps (comparison.report.equal_training), and the sweep's table
+    (comparison.sweep.report) from results/connectors/sweep/."""
+    from frozenbridge.comparison.report.views import held_lines
+    from frozenbridge.comparison.sweep.report import sweep_findings
     from frozenbridge.tools.verdicts.claims import views_judged_sentence
 
-    from frozenbridge.shapes.report.equal_training import survival_lines
+    from frozenbridge.comparison.report.equal_training import survival_lines
 
     judged = [views_judged_sentence(), ""] if held_lines(root) and views_judged_sentence() else []
     own_best = [*connectors_findings(root, OWN_BEST), ""] if compared(root, OWN_BEST) else []

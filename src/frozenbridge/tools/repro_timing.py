@@ -30,7 +30,7 @@ import torch
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.stage import run_cli
 from frozenbridge.tools.where_it_runs import category
-from frozenbridge.tools.workspace import RESTORED
+from frozenbridge.comparison.workspace import RESTORED
 
 STAGE = re.compile(r"Running stage '([^']+)'")
 STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")

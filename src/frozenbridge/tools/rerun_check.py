@@ -40,7 +40,7 @@ import yaml
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.stage import run_cli
-from frozenbridge.tools.workspace import git
+from frozenbridge.comparison.workspace import git
 
 TEXT = {".json", ".jsonl", ".txt", ".csv", ".tsv", ".md", ".yaml", ".yml", ".log"}
 
@@ -117,7 +117,7 @@ def conditions(args, env: dict[str, str]) -> dict:
 def machines(scratch: Path) -> dict:
     """The machine bench/repro.json says made the lock, this one, and whether they are the same CPU (model and bf16
     path, as tools.run_floor compares them); a lock with no recorded machine is taken as this machine's."""
-    from frozenbridge.tools.connector_replicates import where
+    from frozenbridge.comparison.replicates import where
     from frozenbridge.tools.repro_timing import bf16_path, cpu_model
     from frozenbridge.tools.run_floor import same_machine
 

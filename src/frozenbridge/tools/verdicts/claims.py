@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from frozenbridge.shapes.report.connectors import EQUAL_STEPS, OWN_BEST, VIEWS
+from frozenbridge.comparison.report.tables import EQUAL_STEPS, OWN_BEST, VIEWS
 from frozenbridge.tools.verdicts import readers as r
 from frozenbridge.tools.verdicts.connector_readers import versus, zero_gate
 from frozenbridge.tools.verdicts.grounds import raw_scores_note

@@ -1,7 +1,7 @@
-"""Readers of the connector comparison (made by `python -m frozenbridge.tools.connectors`), at one view: the
+"""Readers of the connector comparison (made by `python -m frozenbridge.comparison`), at one view: the
 equal-settings view (results/connectors/equal-settings/, every design at the MLP's settings) unless told the own-best
 one (results/connectors/<setting>/) or the equal-steps one (results/connectors/equal-steps/<setting>/). One design's exact match beside another's, paired by replicate, in points. The
-MLP's are those the view keeps (shapes/report/connector_views.py's mlp_sentence says which run they are). Captions
+MLP's are those the view keeps (comparison/report/views.py's mlp_sentence says which run they are). Captions
 come from stage 1's runs, the questions from caption_qa's."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Callable
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, NAMES, OWN_BEST, designs, partner
+from frozenbridge.comparison.report.tables import EQUAL_SETTINGS, EQUAL_STEPS, NAMES, OWN_BEST, designs, partner
 from frozenbridge.tools.verdicts.grounds import ground
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import Cell, Evidence, paired_cell
 
-COMMAND = "python -m frozenbridge.tools.connectors"
+COMMAND = "python -m frozenbridge.comparison"
 RECIPE = {"caption": "caption", "count": "caption_qa", "binding": "caption_qa", "leftmost": "caption_qa"}
 LABELS = {EQUAL_SETTINGS: "each design at the MLP's settings (the equal-settings view)",
           OWN_BEST: "each design at its own best setting (the own-best view)",

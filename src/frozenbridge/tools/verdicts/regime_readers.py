@@ -1,6 +1,6 @@
 """Section 9's claims at the views that know the regime: each design's stage-1 curves (metrics/shapes/stage1.json:
 the stop rule's share of training captions exact at each check) beside its MLP's, replicate by replicate, judged by
-tools/design_sweep/regime.py. `steps` asks which reaches the rule's share in fewer steps; `best` which reaches the
+tools/verdicts/regime.py. `steps` asks which reaches the rule's share in fewer steps; `best` which reaches the
 higher share within stage 1's most steps. A design that never reached the share and was still rising when stage 1
 ended is "inconclusive: still learning at step N", never "does not hold".
 
@@ -15,9 +15,9 @@ from typing import Callable
 
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, EQUAL_STEPS, designs, partner
-from frozenbridge.tools.design_sweep.plan import Plan
-from frozenbridge.tools.design_sweep.regime import best_within_cap, steps_to_threshold
+from frozenbridge.comparison.report.tables import EQUAL_SETTINGS, EQUAL_STEPS, designs, partner
+from frozenbridge.comparison.sweep.plan import Plan
+from frozenbridge.tools.verdicts.regime import best_within_cap, steps_to_threshold
 from frozenbridge.tools.verdicts.connector_readers import at_view, run_command
 from frozenbridge.tools.verdicts.readers import Sources
 from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Cell, Evidence, paired_cell
@@ -29,7 +29,7 @@ VIEWS = {"steps": (steps_to_threshold, "fewer stage-1 steps to the stop rule's s
 
 @dataclass(frozen=True)
 class AtTheView:
-    """The rule of a claim judged at one view: the view's own verdict (design_sweep/regime.py), whose paired test is
+    """The rule of a claim judged at one view: the view's own verdict (tools/verdicts/regime.py), whose paired test is
     the project's (`Ahead("first")`) and which says "still learning" where a design had not stopped rising. With
     `expect="second"` the claim is that the MLP is ahead: the view's "holds" fails it, its "does not hold" (the MLP
     ahead) holds it, and "still learning" stays inconclusive."""
@@ -73,7 +73,7 @@ def curves(metrics) -> list[list] | None:
 
 def regime(first: str, view: str, kept: str = EQUAL_SETTINGS) -> Callable[[Sources], Evidence]:
     """`first` against the MLP it is paired with, at `view` ("steps" or "best"), in the comparison's view `kept`
-    (shapes.report.connectors: EQUAL_SETTINGS, every design at the MLP's settings, or OWN_BEST)."""
+    (comparison.report.tables: EQUAL_SETTINGS, every design at the MLP's settings, or OWN_BEST)."""
     def read(s: Sources) -> Evidence:
         found = designs(s.root, kept)
         other = partner(found, first) if first in found else "mlp"

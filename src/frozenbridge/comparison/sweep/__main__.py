@@ -1,17 +1,17 @@
 """Each connector design at a grid of settings, stage 1 on one replicate, with its learning curve; then each
 design's own best, picked by the rule the plan declared before any run.
 
-    python -m frozenbridge.tools.design_sweep --list            # the plan's settings and which are kept
-    python -m frozenbridge.tools.design_sweep                   # train every setting not yet kept, then pick and draw
-    python -m frozenbridge.tools.design_sweep --design cross_attention resampler
-    python -m frozenbridge.tools.design_sweep --pick            # pick and draw from the kept rows, train nothing
+    python -m frozenbridge.comparison.sweep --list            # the plan's settings and which are kept
+    python -m frozenbridge.comparison.sweep                   # train every setting not yet kept, then pick and draw
+    python -m frozenbridge.comparison.sweep --design cross_attention resampler
+    python -m frozenbridge.comparison.sweep --pick            # pick and draw from the kept rows, train nothing
 
-The plan (results/connectors/sweep/plan.yaml; tools/design_sweep/plan.py says its keys) names for each design the
+The plan (results/connectors/sweep/plan.yaml; comparison/sweep/plan.py says its keys) names for each design the
 settings to try (keys under params.yaml's shapes:, over params.yaml), the cap, the curve's spacing, when a flat curve
 stops a run early, and the picking rule; `--rule` may only repeat that rule. A run is the pipeline's stage 1 of the
-replicate (tools/design_sweep/train.py). Each run is kept in results/connectors/sweep/<design>/<setting>.json as soon
+replicate (comparison/sweep/train.py). Each run is kept in results/connectors/sweep/<design>/<setting>.json as soon
 as it ends, so the sweep can be stopped and started again: it goes on at the next setting with no row. Once a
-design's grid is run, a pick at the grid's edge adds the settings one step past it (tools/design_sweep/extend.py, up to
+design's grid is run, a pick at the grid's edge adds the settings one step past it (comparison/sweep/extend.py, up to
 the plan's `extend` rounds), and the sweep runs them too. Needs the shapes features (`dvc repro shapes_encode`).
 """
 
@@ -23,14 +23,14 @@ import sys
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
-from frozenbridge.tools.design_sweep.sweep import FIGURE, grid, kept_row, run_sweep, write_picks
+from frozenbridge.comparison.sweep.plan import DEFAULT_PATH, load_plan
+from frozenbridge.comparison.sweep.sweep import FIGURE, grid, kept_row, run_sweep, write_picks
 
 OUT = DEFAULT_PATH.parent
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.design_sweep", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.comparison.sweep", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--plan", type=Path, default=DEFAULT_PATH, help=f"the declared plan (default {DEFAULT_PATH})")
     ap.add_argument("--out", type=Path, default=None, help="where rows, picks and the figure go (default: the plan's "
@@ -53,13 +53,13 @@ def inputs(params_file: Path, data_dir: Path):
     from frozenbridge.shapes.params import load_params
     from frozenbridge.shapes.training.split_data import load_split
     from frozenbridge.shapes.training.start import setup
-    from frozenbridge.tools.design_sweep.train import Inputs
+    from frozenbridge.comparison.sweep.train import Inputs
 
     base = load_params(params_file)
     data = load_split("train", data_dir / "pictures", data_dir / "features", base.vision)
     device, bf16, lm = setup(base)
     torch.manual_seed(0)
-    return Inputs(data, lm, device, bf16, machine_info(device, "sweep", "python -m frozenbridge.tools.design_sweep"))
+    return Inputs(data, lm, device, bf16, machine_info(device, "sweep", "python -m frozenbridge.comparison.sweep"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
             return
         if not args.pick:
             from frozenbridge.core.config import read_params_file
-            from frozenbridge.tools.design_sweep.train import run_setting, setting_params
+            from frozenbridge.comparison.sweep.train import run_setting, setting_params
 
             raw = read_params_file(args.params)
             for design in designs:  # every setting checked like params.yaml before the first run
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
             shared = inputs(args.params, args.data)
             run_sweep(plan, designs, out, lambda d, s: run_setting(raw, d, s, plan, shared, args.replicate))
         picked = write_picks(plan, out, args.rule)
-        from frozenbridge.tools.design_sweep.figure import draw_curves
+        from frozenbridge.comparison.sweep.figure import draw_curves
 
         draw_curves(plan, out, picked, out / FIGURE)
         for design, choice in picked["picked"].items():

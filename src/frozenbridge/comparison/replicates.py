@@ -1,7 +1,7 @@
 """A compared setting's results folder, replicate by replicate: results/connectors/<setting>/replicates/<r>/ holds
 one replicate's kept metrics and design.json, and the setting's own folder the replicates merged. What a replicate
 keeps from the workspace (its design's facts, its galleries), which replicates are kept for a pipeline, and the merge
-(tools.connectors runs the experiments)."""
+(comparison runs the experiments)."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def keep_mlp(root: Path, results: Path) -> Path:
     caption_qa and their evaluations (the comparison reuses those runs)."""
     from frozenbridge.core.atomic import write_json
     from frozenbridge.core.summary import read_json_if_present
-    from frozenbridge.tools.workspace import git
+    from frozenbridge.comparison.workspace import git
 
     timed = read_json_if_present(root / "bench/repro.json") or {}
     parts = ("shapes_stage1@", "shapes_train@caption_qa-", "shapes_evaluate@caption-", "shapes_evaluate@caption_qa-")

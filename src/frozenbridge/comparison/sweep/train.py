@@ -31,8 +31,8 @@ from frozenbridge.shapes.training.recipes import STAGE1_PHASE
 from frozenbridge.shapes.training.run import design_inputs, new_connector, run_seeds, train_phase
 from frozenbridge.shapes.training.split_data import SplitData, caption_batches
 from frozenbridge.shapes.training.stage1_rule import caption_accuracy
-from frozenbridge.tools.design_sweep.curves import stop_reason
-from frozenbridge.tools.design_sweep.plan import Plan, Setting, plan_digest
+from frozenbridge.comparison.sweep.curves import stop_reason
+from frozenbridge.comparison.sweep.plan import Plan, Setting, plan_digest
 
 log = logging.getLogger("frozenbridge.sweep")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frozenbridge.tools.design_sweep.plan import Plan
-from frozenbridge.tools.design_sweep.sweep import grid, kept_row
+from frozenbridge.comparison.sweep.plan import Plan
+from frozenbridge.comparison.sweep.sweep import grid, kept_row
 
 
 def draw_curves(plan: Plan, out: Path, picked: dict, path: Path) -> Path:

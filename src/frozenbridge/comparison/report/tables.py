@@ -1,12 +1,12 @@
-"""The connector comparison's tables (made by `python -m frozenbridge.tools.connectors`): every design beside the MLP
-its view pairs it with (connector_views.mlp_sentence says which), on the same paired replicates, at one of three
+"""The connector comparison's tables (made by `python -m frozenbridge.comparison`): every design beside the MLP
+its view pairs it with (views.mlp_sentence says which), on the same paired replicates, at one of three
 views kept apart. The equal-settings view (results/connectors/equal-settings/) trained every design at the MLP's
 settings and is kept as its own view; the own-best view (results/connectors/<setting>/) each design at its own best
 setting, stage 1 stopped by its rule; the equal-steps view (results/connectors/equal-steps/<setting>/) every design
 and its MLP the same stage-1 steps. Each view is read from its own folder alone, so they are never mixed. Captions
 are stage 1's runs, the questions caption_qa's; each cell is the median exact match with [lowest–highest] over the replicates and the median
 gap (right minus the best control). The step ratio, the design's question step time over the MLP's, comes from
-bench/designs-cpu-2core.json, measured in one run. The findings under each view are connector_findings.py's."""
+bench/designs-cpu-2core.json, measured in one run. The findings under each view are findings.py's."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import statistics
 from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connector_sentences import per_replicate
+from frozenbridge.comparison.report.sentences import per_replicate
 
 TASKS = (("caption", "caption"), ("count", "caption_qa"), ("binding", "caption_qa"), ("leftmost", "caption_qa"))
 TESTS = (("seen", "seen"), ("heldout", "held-out"))
-OWN_BEST = "results/connectors"  # where tools.connectors keeps each setting: each design at its own best setting
+OWN_BEST = "results/connectors"  # where comparison keeps each setting: each design at its own best setting
 EQUAL_SETTINGS = f"{OWN_BEST}/equal-settings"  # the first comparison, every design at the MLP's settings, kept apart
 EQUAL_STEPS = f"{OWN_BEST}/equal-steps"  # every design and its MLP trained the same stage-1 steps, no early stop
 NOT_SETTINGS = ("equal-settings", "equal-steps", "sweep")  # folders under results/connectors/ that hold no setting
@@ -26,13 +26,13 @@ VIEWS = {EQUAL_SETTINGS: ("Equal settings", "every design at the MLP's settings"
          OWN_BEST: ("Own best", "each design at its own best setting"),
          EQUAL_STEPS: ("Equal steps", "every design and the MLP trained the same stage-1 steps")}  # title, what it
 # compares; in the pages' order
-NAMES = {EQUAL_SETTINGS: "equal-settings", OWN_BEST: "own-best", EQUAL_STEPS: "equal-steps"}  # tools.connectors --view
+NAMES = {EQUAL_SETTINGS: "equal-settings", OWN_BEST: "own-best", EQUAL_STEPS: "equal-steps"}  # comparison --view
 FOLDERS = {EQUAL_SETTINGS: f"{EQUAL_SETTINGS}/", OWN_BEST: f"{OWN_BEST}/<setting>/",
            EQUAL_STEPS: f"{EQUAL_STEPS}/<setting>/"}  # where a view keeps its settings, as the pages say it
 
 
 def figure(view: str = EQUAL_SETTINGS) -> str:
-    """A view's figure, beside its settings (drawn by tools.report with connectors_figure.draw)."""
+    """A view's figure, beside its settings (drawn by tools.report with figure.draw)."""
     return f"{view}/exact_match.png"
 
 
@@ -143,8 +143,8 @@ def what_it_compares(root: Path, view: str) -> str:
 
 def view_sentences(root: Path, view: str, where: str) -> str:
     """What the view is, where it is kept, which other views the page shows (`where`: "table" or "section") or which
-    is still to come, and which MLP its designs are paired with (connector_views.mlp_sentence)."""
-    from frozenbridge.shapes.report.connector_views import mlp_sentence
+    is still to come, and which MLP its designs are paired with (views.mlp_sentence)."""
+    from frozenbridge.comparison.report.views import mlp_sentence
 
     order = list(VIEWS)
     text = f"This is the {NAMES[view]} comparison, {what_it_compares(root, view)}, kept in `{FOLDERS[view]}`."
@@ -168,7 +168,7 @@ def connectors_table(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
     head = " | ".join(f"{task} ({'stage 1' if recipe == 'caption' else recipe})" for task, recipe in TASKS)
     out = [f"{view_sentences(root, view, 'table')} Each design went through stage 1 and caption_qa on the same paired "
-           "replicates (`python -m frozenbridge.tools.connectors`). Exact match %, median [lowest–highest] over the "
+           "replicates (`python -m frozenbridge.comparison`). Exact match %, median [lowest–highest] over the "
            "replicates, and the median gap:", "",
            f"| design | replicates | trained parameters | image tokens | question step GFLOP | "
            f"question step time, its / the MLP's | minutes (benchmark step) | pairs | {head} |",

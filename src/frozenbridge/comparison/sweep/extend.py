@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from frozenbridge.tools.design_sweep.pick import pick
-from frozenbridge.tools.design_sweep.plan import Plan, Setting, Value, short_labels, slug
+from frozenbridge.comparison.sweep.pick import pick
+from frozenbridge.comparison.sweep.plan import Plan, Setting, Value, short_labels, slug
 
 
 def step_past(edge: Value, neighbour: Value) -> Value | None:

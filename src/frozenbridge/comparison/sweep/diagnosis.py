@@ -19,8 +19,8 @@ it says what the rows show and moves no pick.
 
 from __future__ import annotations
 
-from frozenbridge.tools.design_sweep.curves import is_flat, steps_to, still_learning, within
-from frozenbridge.tools.design_sweep.plan import Plan
+from frozenbridge.comparison.sweep.curves import is_flat, steps_to, still_learning, within
+from frozenbridge.comparison.sweep.plan import Plan
 
 COLLAPSED = 0.2  # query attention spread: below it, a query reads a handful of patches
 CLOSED = 0.05  # |tanh(gate)|: below it for every gate, a block adds next to nothing to the text

@@ -1,7 +1,7 @@
 """The workspace around one `dvc exp run` of a tool: whether it may start (no stage changed since dvc.lock, the
 machine trains as the default run did) and how it is put back afterwards, also when the tool is stopped.
 
-The connector comparison (tools/connectors.py) runs its designs through these: its experiments rewrite params.yaml,
+The connector comparison (comparison/run.py) runs its designs through these: its experiments rewrite params.yaml,
 dvc.lock, metrics/ and plots/ while they run, and each design is paired with the default run's committed MLP.
 """
 

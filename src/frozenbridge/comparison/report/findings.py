@@ -1,7 +1,7 @@
 """docs/connectors.md's generated findings of one view of the connector comparison: a paragraph per design (what it
 costs beside its MLP, how stage 1 ended, what it did inside, where it is ahead or behind in every replicate), the
 best per task, the papers' claims beside the own-best view, and the view's figure. The tables and the views' folders
-are connectors.py's."""
+are tables.py's."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import statistics
 from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connector_sentences import inside_sentence, per_replicate, stage1_sentence
-from frozenbridge.shapes.report.connectors import (EQUAL_SETTINGS, NAMES, OWN_BEST, TASKS, TESTS, VIEWS, _steps,
+from frozenbridge.comparison.report.sentences import inside_sentence, per_replicate, stage1_sentence
+from frozenbridge.comparison.report.tables import (EQUAL_SETTINGS, NAMES, OWN_BEST, TASKS, TESTS, VIEWS, _steps,
                                                   _untimed, ahead_behind, designs, figure_line, paired, partner,
                                                   step_flops, step_ratio, view_sentences)
-from frozenbridge.shapes.report.literature import literature_lines
+from frozenbridge.comparison.report.literature import literature_lines
 
 
 def machines(facts: dict) -> list[str]:
@@ -95,7 +95,7 @@ def connectors_findings(root: Path, view: str = EQUAL_SETTINGS) -> list[str]:
     found = designs(root, view)
     if set(found) <= {"mlp"} or "mlp" not in found:
         where = "" if view == OWN_BEST else f" --view {NAMES[view]}"
-        return [f"No design has been compared yet: `python -m frozenbridge.tools.connectors{where}` runs the "
+        return [f"No design has been compared yet: `python -m frozenbridge.comparison{where}` runs the "
                 "comparison, then `python -m frozenbridge.tools.report` writes its findings here."]
     bench = read_json_if_present(root / "bench" / "designs-cpu-2core.json")
     out = [f"**{VIEWS[view][0]}.** {view_sentences(root, view, 'section')}", "",

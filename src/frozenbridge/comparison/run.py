@@ -1,12 +1,12 @@
 """The four ways to connect a picture, side by side under the same frozen backbones, on paired replicates.
 
-    python -m frozenbridge.tools.connectors                    # each design at its own best (the sweep's picks)
-    python -m frozenbridge.tools.connectors --only mlp resampler-49 --replicates 0 1
-    python -m frozenbridge.tools.connectors --view equal-settings   # each design at the MLP's settings
-    python -m frozenbridge.tools.connectors --view equal-steps      # each design and the MLP, the same stage-1 steps
-    python -m frozenbridge.tools.connectors --list             # the settings, which are kept, which wait and why
+    python -m frozenbridge.comparison                        # each design at its own best (the sweep's picks)
+    python -m frozenbridge.comparison --only mlp resampler-49 --replicates 0 1
+    python -m frozenbridge.comparison --view equal-settings  # each design at the MLP's settings
+    python -m frozenbridge.comparison --view equal-steps     # each design and the MLP, the same stage-1 steps
+    python -m frozenbridge.comparison --list                 # the settings, which are kept, which wait and why
 
-tools/connector_settings.py says what each view's settings are. Each setting is one `dvc exp run` a replicate in this
+comparison/settings.py says what each view's settings are. Each setting is one `dvc exp run` a replicate in this
 workspace (`-S replicates=[r]`, and the setting's keys under shapes:): stage 1 (captions) and caption_qa, with all
 controls on seen and held-out pairs, up to the stages whose metrics are kept (scores and controls, probes, text; the
 figures and other studies are not run). Every design of a replicate sees the same pictures in the same order, since
@@ -44,14 +44,14 @@ import time
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.connector_replicates import (RECIPES, design_facts, holder, keep_examples, keep_mlp, kept,
+from frozenbridge.comparison.replicates import (RECIPES, design_facts, holder, keep_examples, keep_mlp, kept,
                                                      kept_replicate, lowest, made_on, merge_setting, replicate_folder,
                                                      stage1_loss, where)
-from frozenbridge.tools.connector_pipeline import pipeline, replicates_of, same_inputs
-from frozenbridge.tools.connector_settings import EQUAL_SETTINGS, VIEW_NAMES, view_settings
-from frozenbridge.tools.design_sweep.plan import spell
+from frozenbridge.comparison.pipeline import pipeline, replicates_of, same_inputs
+from frozenbridge.comparison.settings import EQUAL_SETTINGS, VIEW_NAMES, view_settings
+from frozenbridge.comparison.sweep.plan import spell
 from frozenbridge.tools.where_it_runs import stage_replicate
-from frozenbridge.tools.workspace import (Terminated, changed_stages, git, local_mlp_name, precision_mismatch, restored,
+from frozenbridge.comparison.workspace import (Terminated, changed_stages, git, local_mlp_name, precision_mismatch, restored,
                                          run_experiment)
 
 TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need
@@ -176,7 +176,7 @@ def compare(settings: dict[str, dict[str, object]], root: Path, results: Path, f
 
 
 def this_machine() -> str:
-    """This machine as a kept replicate names its own (connector_replicates.where)."""
+    """This machine as a kept replicate names its own (replicates.where)."""
     from frozenbridge.tools.repro_timing import bf16_path, cpu_model
 
     return where({"machine": {"cpu_model": cpu_model(), "bf16_path": bf16_path()}})
@@ -231,7 +231,7 @@ def print_list(settings: dict[str, dict[str, object]], waiting: dict[str, str], 
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.connectors", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m frozenbridge.comparison", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--view", choices=list(VIEWS), default="own-best",
                     help="own-best (default): each design at the sweep's pick, the MLP at its own among them, kept in "

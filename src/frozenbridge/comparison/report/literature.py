@@ -53,7 +53,7 @@ def design_line(setting: str, paired_cells: dict[tuple[str, str], list[float]], 
 def literature_lines(root: Path, found: dict, partner_of) -> list[str]:
     """The view's designs beside the papers (`found`: report.connectors.designs; `partner_of(found, setting)` names
     each design's MLP), then what differs at this scale; [] where no design pairs with its MLP yet."""
-    from frozenbridge.shapes.report.connectors import per_replicate
+    from frozenbridge.comparison.report.tables import per_replicate
 
     lines = []
     for setting in found:

@@ -1,7 +1,7 @@
 """Which default pipeline a compared setting belongs to, and whether an experiment saw its pictures and features.
 
 A kept replicate carries `pipeline(root)`: while the shapes study's entries of dvc.lock and the params it reads stay
-the same, the replicate stands for HEAD's default run (tools.connectors runs it, tools.connector_replicates keeps it).
+the same, the replicate stands for HEAD's default run (comparison runs it, comparison.replicates keeps it).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.workspace import git
+from frozenbridge.comparison.workspace import git
 
 PAIRED = ("shapes_data", "shapes_encode")  # the pictures and features every design shares with the MLP's runs
 OTHER_STUDIES = ("digits", "retrieval", "onetoken", "audit")  # params sections whose stages a comparison never runs

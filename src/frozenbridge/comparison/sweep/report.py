@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 from frozenbridge.core.config import read_yaml
-from frozenbridge.tools.design_sweep.curves import best_within, share_at, steps_to
-from frozenbridge.tools.design_sweep.diagnosis import why_short
-from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
-from frozenbridge.tools.design_sweep.sweep import FIGURE, PICKED, grid, kept_row
+from frozenbridge.comparison.sweep.curves import best_within, share_at, steps_to
+from frozenbridge.comparison.sweep.diagnosis import why_short
+from frozenbridge.comparison.sweep.plan import DEFAULT_PATH, load_plan
+from frozenbridge.comparison.sweep.sweep import FIGURE, PICKED, grid, kept_row
 
-COMMAND = "python -m frozenbridge.tools.design_sweep"
+COMMAND = "python -m frozenbridge.comparison.sweep"
 BUSY = 0.5  # a run's mean load average this far above its own threads: other work shared the machine, and its time
 
 
@@ -84,7 +84,7 @@ def sweep_findings(root: Path) -> list[str]:
     done = [(d, s, r) for d, s, r in rows if r is not None]
     head = (f"**The sweep** (`{COMMAND}`, plan `{DEFAULT_PATH}`: rule {plan.rule}, threshold {plan.threshold:g}%, "
             f"cap {plan.cap} steps, a pick at its grid's edge followed past it up to {plan.extend} times "
-            f"(`tools/design_sweep/extend.py`), replicate 0's stage 1): {len(done)} of {len(rows)} settings run.")
+            f"(`comparison/sweep/extend.py`), replicate 0's stage 1): {len(done)} of {len(rows)} settings run.")
     if not done:
         return [head + f" Nothing is kept yet: `{COMMAND}` runs them.", ""]
     equal = budget_steps(root, plan.cap)
@@ -117,7 +117,7 @@ def sweep_findings(root: Path) -> list[str]:
     short = [(design, setting.name, why) for design, setting, row in done if (why := why_short(row, plan))]
     if short:
         lines += ["", "What the logs say of each setting that fell short (the curve, and what the design did inside; "
-                      "the lines it is judged by are declared in `tools/design_sweep/diagnosis.py`):", ""]
+                      "the lines it is judged by are declared in `comparison/sweep/diagnosis.py`):", ""]
         lines += [f"- {design} {name}: {why}" for design, name, why in short]
     if (out / FIGURE).is_file():
         lines += ["", f"![Learning curves of the sweep, one panel a design](../{DEFAULT_PATH.parent / FIGURE})"]

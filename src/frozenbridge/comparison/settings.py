@@ -13,7 +13,7 @@ params.yaml has it.
   blocks never caption, fewer blocks answer nothing more).
 - The equal-steps view (results/connectors/equal-steps/<setting>/): the same six settings, the MLP among them, each
   at the setting whose sweep curve reached the highest share within the cap (picked.json's `at_cap`,
-  design_sweep/pick.py's pick_at_cap), and every one trained exactly the cap's stage-1 steps: `train.stage1_steps`
+  sweep/pick.py's pick_at_cap), and every one trained exactly the cap's stage-1 steps: `train.stage1_steps`
   is the cap, so the stop rule's first and only check is at the cap, where it reads the training captions once and
   stage 1 ends whatever the share. So a design that learns slower gets no more steps than the MLP, nor fewer.
 """
@@ -24,7 +24,7 @@ import json
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.design_sweep.plan import DEFAULT_PATH, load_plan
+from frozenbridge.comparison.sweep.plan import DEFAULT_PATH, load_plan
 
 PICKED = DEFAULT_PATH.parent / "picked.json"
 
@@ -42,7 +42,7 @@ NEEDS_LEARNING = {"cross_attention-6": "cross_attention"}  # compared only where
 # plan's threshold
 
 
-VIEW_NAMES = ("own-best", "equal-settings", "equal-steps")  # tools.connectors --view
+VIEW_NAMES = ("own-best", "equal-settings", "equal-steps")  # comparison --view
 
 
 def design_of(values: dict[str, object]) -> str:
@@ -55,7 +55,7 @@ def _picks(picked: Path, part: str) -> dict:
         found = json.loads(Path(picked).read_text()) if Path(picked).is_file() else {}
         return found[part] if found else {}
     except (json.JSONDecodeError, KeyError) as err:
-        raise FrozenbridgeError(f"{picked}: not the sweep's picks ({err}); `python -m frozenbridge.tools.design_sweep "
+        raise FrozenbridgeError(f"{picked}: not the sweep's picks ({err}); `python -m frozenbridge.comparison.sweep "
                                 "--pick` writes them again from its rows") from None
 
 
@@ -85,7 +85,7 @@ def _settings(chosen_by: dict, picks: dict, declared, steps: dict[str, object]) 
         design = design_of(base)
         chosen = chosen_by.get(design)
         if chosen is None:
-            waiting[name] = (f"waits for the sweep's pick of {design} (`python -m frozenbridge.tools.design_sweep "
+            waiting[name] = (f"waits for the sweep's pick of {design} (`python -m frozenbridge.comparison.sweep "
                              f"--design {design}` runs the rest of its grid, `--pick` writes its picks)")
             continue
         if (needed := NEEDS_LEARNING.get(name)) and picks.get(needed, {}).get("steps_to_threshold") is None:
@@ -97,7 +97,7 @@ def _settings(chosen_by: dict, picks: dict, declared, steps: dict[str, object]) 
 
 
 def view_settings(view: str) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
-    """({setting: values}, {setting: why it waits}) of one view of tools.connectors (VIEW_NAMES)."""
+    """({setting: values}, {setting: why it waits}) of one view of comparison (VIEW_NAMES)."""
     if view == "own-best":
         return own_best()
     if view == "equal-steps":

@@ -18,9 +18,9 @@ from typing import Callable
 
 from frozenbridge.core.atomic import write_json
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.design_sweep.extend import extended_grid
-from frozenbridge.tools.design_sweep.pick import pick, pick_at_cap
-from frozenbridge.tools.design_sweep.plan import Plan, Setting, plan_digest
+from frozenbridge.comparison.sweep.extend import extended_grid
+from frozenbridge.comparison.sweep.pick import pick, pick_at_cap
+from frozenbridge.comparison.sweep.plan import Plan, Setting, plan_digest
 
 log = logging.getLogger("frozenbridge.sweep")
 PICKED, FIGURE = "picked.json", "curves.png"

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.design_sweep.curves import (Point, best_within, check_curve, is_flat, share_at, steps_to,
+from frozenbridge.comparison.sweep.curves import (Point, best_within, check_curve, is_flat, share_at, steps_to,
                                                     still_learning, within)
-from frozenbridge.tools.design_sweep.plan import Plan
+from frozenbridge.comparison.sweep.plan import Plan
+from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Ahead, paired_cell
 
 VIEWS = ("equal_steps", "steps_to_threshold", "best_within_cap")

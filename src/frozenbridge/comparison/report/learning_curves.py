@@ -1,5 +1,5 @@
 """The equal-steps view's learning curves on one figure: every setting's stage-1 training loss to the view's last
-step (metrics/shapes/stage1_loss.json, the loss at every step, kept by tools.connectors from plots/shapes/loss.csv),
+step (metrics/shapes/stage1_loss.json, the loss at every step, kept by comparison from plots/shapes/loss.csv),
 the median over replicates of a running mean, with the lowest-highest band; the legend gives each setting's share of
 the stop rule's training captions exact at the last step (its stage1.json's last check), median over replicates."""
 
@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from frozenbridge.core.summary import read_json_if_present  # noqa: E402
-from frozenbridge.shapes.report.connectors import EQUAL_STEPS, designs  # noqa: E402
+from frozenbridge.comparison.report.tables import EQUAL_STEPS, designs  # noqa: E402
 
 WINDOW = 50  # steps in the running mean: one step's loss is one batch of 16 captions
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Sequence
 from frozenbridge.core.errors import FrozenbridgeError
 
 if TYPE_CHECKING:
-    from frozenbridge.tools.design_sweep.plan import Plan
+    from frozenbridge.comparison.sweep.plan import Plan
 
 Point = tuple[int, float, float]  # (step, exact percent, loss)
 Curve = Sequence[Sequence[float]]  # points as read back from JSON: lists [step, exact, loss]

@@ -19,8 +19,8 @@ declared grid, whole.
 from __future__ import annotations
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.tools.design_sweep.curves import best_within, check_curve, steps_to, within
-from frozenbridge.tools.design_sweep.plan import RULES, Plan, Setting, plan_digest, spell
+from frozenbridge.comparison.sweep.curves import best_within, check_curve, steps_to, within
+from frozenbridge.comparison.sweep.plan import RULES, Plan, Setting, plan_digest, spell
 
 
 def pick(rows: list[dict], plan: Plan, design: str, rule: str | None = None,
@@ -61,7 +61,7 @@ AT_CAP = "best_share_within_cap"  # the equal-steps view's rule: not the plan's,
 
 
 def pick_at_cap(rows: list[dict], plan: Plan, design: str, grid: tuple[Setting, ...] | None = None) -> dict:
-    """The design's setting for the equal-steps view (tools.connector_settings): the one whose curve reached the
+    """The design's setting for the equal-steps view (comparison.settings): the one whose curve reached the
     highest share within the plan's cap; ties: the fewer steps to that share, then the name. Over the same checked
     rows and grid as `pick`, whatever the plan's own rule."""
     grid = plan.grid(design) if grid is None else grid

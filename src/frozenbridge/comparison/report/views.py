@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
-from frozenbridge.shapes.report.connectors import EQUAL_STEPS, OWN_BEST, VIEWS, designs, stage1_steps
+from frozenbridge.comparison.report.tables import EQUAL_STEPS, OWN_BEST, VIEWS, designs, stage1_steps
 
 WHERE = {view: f"{view}/<setting>/" for view in VIEWS}  # a setting's folder
 COMPARED_RECIPES = ("caption", "caption_qa")  # what the comparison reads of an MLP's scores: stage 1 and caption_qa

@@ -12,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from frozenbridge.shapes.report.connectors import EQUAL_SETTINGS, TASKS, TESTS, designs, per_replicate  # noqa: E402
+from frozenbridge.comparison.report.tables import EQUAL_SETTINGS, TASKS, TESTS, designs, per_replicate  # noqa: E402
 
 
 def draw(root: Path, out: Path, view: str = EQUAL_SETTINGS) -> bool:

@@ -1,4 +1,4 @@
-"""Two sentences of a compared setting's paragraph (shapes/report/connectors.py): how its stage 1 ended beside its
+"""Two sentences of a compared setting's paragraph (comparison/report/tables.py): how its stage 1 ended beside its
 seen test captions, and what the design did inside (gates, queries' attention spread, codes used)."""
 
 from __future__ import annotations
