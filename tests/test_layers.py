@@ -18,7 +18,6 @@ RANK = {"core": 0, "testing": 0, "bridge": 1, "designs": 2, **{s: 3 for s in STU
 # the imports that still run back up (issue 73 moves them): file -> the modules it imports from a layer above
 KNOWN = {
     "bridge/design.py": {"frozenbridge.designs.design_names"},  # the design registry; the designs import bridge
-    "retrieval/report/tables.py": {"frozenbridge.shapes.data.vocab"},  # another study's insides, not its interface
     "comparison/sweep/__main__.py": {"frozenbridge.bench.rows"},  # the row format bench and the sweep share
     # the machine's name and benchmark step, a stage's replicate, the kept metrics: they go down to core (machine.py,
     # stage.py) together with issue 71's core/machine.py, since a change under core/ reruns every default stage

@@ -7,7 +7,7 @@ from pathlib import Path
 from frozenbridge.core.summary import read_all
 from frozenbridge.retrieval.data.texts import LENGTHS
 from frozenbridge.retrieval.summary.replicates import KS, TEST_LABELS, TOWER_LABELS, WAYS
-from frozenbridge.shapes.data.vocab import TESTS
+from frozenbridge.shapes.interface import TESTS
 
 # llm2clip-paper-summary (the reference): recall gains (points) of LLM2CLIP over SigLIP-2, image->text / text->image
 REFERENCE_GAIN = {"short": (1.0, 1.9), "long": (14.8, 15.8)}
