@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from frozenbridge.comparison.sweep.diagnosis import (CLOSED, COLLAPSED, FEW_CODES, LOSS_FALLING, curve_state,
-                                                       loss_still_falling, why_short)
+                                                     loss_still_falling, why_short)
 from frozenbridge.comparison.sweep.plan import Plan
 
 PLAN = Plan(threshold=60, every=50, cap=400, checks=2, gain=2.0, after=0, rule="fewest_steps_then_best_at_cap",

@@ -7,8 +7,8 @@ import pytest
 import yaml
 
 from frozenbridge.core.errors import FrozenbridgeError
-from frozenbridge.comparison.sweep.curves import (best_within, is_flat, share_at, steps_to, still_learning,
-                                                    stop_early, stop_reason)
+from frozenbridge.comparison.sweep.curves import (best_within, is_flat, share_at, steps_to, still_learning, stop_early,
+                                                  stop_reason)
 from frozenbridge.comparison.sweep.pick import pick
 from frozenbridge.comparison.sweep.plan import load_plan, plan_digest, short_labels, slug
 from frozenbridge.tools.verdicts.regime import best_within_cap, equal_steps, steps_to_threshold, views

@@ -45,14 +45,14 @@ from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.comparison.replicates import (RECIPES, design_facts, holder, keep_examples, keep_mlp, kept,
-                                                     kept_replicate, lowest, made_on, merge_setting, replicate_folder,
-                                                     stage1_loss, where)
+                                                kept_replicate, lowest, made_on, merge_setting, replicate_folder,
+                                                stage1_loss, where)
 from frozenbridge.comparison.pipeline import pipeline, replicates_of, same_inputs
 from frozenbridge.comparison.settings import EQUAL_SETTINGS, VIEW_NAMES, view_settings
 from frozenbridge.comparison.sweep.plan import spell
 from frozenbridge.tools.where_it_runs import stage_replicate
-from frozenbridge.comparison.workspace import (Terminated, changed_stages, git, local_mlp_name, precision_mismatch, restored,
-                                         run_experiment)
+from frozenbridge.comparison.workspace import (Terminated, changed_stages, git, local_mlp_name, precision_mismatch,
+                                               restored, run_experiment)
 
 TARGETS = ("shapes_summarize", "shapes_probe", "shapes_text")  # the stages that write KEPT, with what they need
 KEPT = ("shapes/scores.json", "shapes/controls.json", "shapes/replicates.json", "shapes/stage1.json",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.comparison.report.tables import (EQUAL_STEPS, OWN_BEST, TASKS, TESTS, ahead_behind, designs,
-                                                  stage1_steps)
+                                                   stage1_steps)
 
 STEP_KEYS = ("train.stage1_steps", "train.stage1_until.max_steps")  # the keys that set the training length
 

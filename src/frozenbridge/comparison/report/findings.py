@@ -11,8 +11,8 @@ from pathlib import Path
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.comparison.report.sentences import inside_sentence, per_replicate, stage1_sentence
 from frozenbridge.comparison.report.tables import (EQUAL_SETTINGS, NAMES, OWN_BEST, TASKS, TESTS, VIEWS, _steps,
-                                                  _untimed, ahead_behind, designs, figure_line, paired, partner,
-                                                  step_flops, step_ratio, view_sentences)
+                                                   _untimed, ahead_behind, designs, figure_line, paired, partner,
+                                                   step_flops, step_ratio, view_sentences)
 from frozenbridge.comparison.report.literature import literature_lines
 
 

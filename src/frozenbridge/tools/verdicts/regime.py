@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frozenbridge.comparison.sweep.curves import (Point, best_within, check_curve, is_flat, share_at, steps_to,
-                                                    still_learning, within)
+                                                  still_learning, within)
 from frozenbridge.comparison.sweep.plan import Plan
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.tools.verdicts.rules import FAILS, HOLDS, OPEN, Ahead, paired_cell
