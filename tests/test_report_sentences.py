@@ -392,3 +392,33 @@ def test_command_one_time_counts_replicates_from_stage_names_and_sums_the_first_
     two = {k: v for k, v in stages.items() if not k.endswith(("-2", "-3", "-4", "@2", "@3", "@4"))}
     short = command_one_time({**saved, "stages": two, "total_seconds": 350.0}, 2)[1]
     assert "2 replicates of every study" in short and "Fewer replicates" not in short
+
+
+def test_a_timing_older_than_the_pipeline_names_the_stages_its_time_leaves_out(tmp_path):
+    """The timed run had one audit run; today's dvc.lock trains five and checks them: the README's line, the results
+    page's time and the first screen each name the six stages the time leaves out, and say nothing once it has them."""
+    from frozenbridge.tools.first_screen import finding
+    from frozenbridge.tools.report import command_one_time
+    from frozenbridge.tools.repro_report import repro_time, untimed
+
+    saved = {"total_seconds": 600.0, "stages": {"shapes_data": 100.0, "audit_train": 500.0}, "skipped_stages": [],
+             "training_steps_seconds": 0.0, "training_steps_by_stage": {},
+             "benchmark_step_seconds": 1.0, "stage_count": 2, "categories": {"data": 100.0, "audit study": 500.0},
+             "machine": {"cpu": "2 cores, x86_64", "device": "cpu", "date": "2026-12-06", "torch": "2.13",
+                         "cpu_model": "AMD EPYC", "bf16_path": "AVX512-BF16"}}
+    now = ["shapes_data", *(f"audit_train@{r}" for r in range(5)), "audit_check"]
+    (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages:\n" + "".join(f"  {n}:\n    cmd: x\n" for n in now))
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics" / "headline.json").write_text(
+        '{"headline": {"shapes": {"caption_exact_seen": 70, "caption_exact_heldout": 40}}}')
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "repro.json").write_text(__import__("json").dumps(saved))
+    said = ("That run predates 6 of the pipeline's 7 stages (audit_train@0, audit_train@1, audit_train@2, "
+            "audit_train@3, audit_train@4, audit_check), which its time leaves out.")
+    assert untimed(saved, tmp_path) == (now[1:], 7)
+    assert command_one_time(saved, 0, tmp_path)[1].endswith(said)
+    assert said in repro_time(saved, tmp_path)[0]
+    assert finding(tmp_path, None)[0].endswith(said)
+    timed = {**saved, "stages": {n: 1.0 for n in now}}
+    assert "predates" not in command_one_time(timed, 5, tmp_path)[1] + repro_time(timed, tmp_path)[0]
+    assert untimed(saved, None) == ([], 0)

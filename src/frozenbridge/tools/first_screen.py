@@ -9,6 +9,7 @@ from pathlib import Path
 from frozenbridge.core.config import read_yaml
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.tools.machines import machine_name
+from frozenbridge.tools.repro_report import untimed_sentence
 from frozenbridge.tools.where_it_runs import timed_replicates
 
 PICTURE = "plots/shapes/gallery_caption_qa.png"  # what a trained run says on test pictures (shapes_gallery draws it)
@@ -40,5 +41,5 @@ def finding(root: Path, claims: tuple[int, int, int] | None) -> list[str]:
         reps = len(timed_replicates(repro))
         on = "a CPU with no GPU, the " if repro["machine"].get("device") == "cpu" else "the "
         text += (f" One `dvc repro` of every study at {reps} paired replicates took {minutes(repro['total_seconds'])} "
-                 f"on {on}{machine_name(repro['machine'])}.")
+                 f"on {on}{machine_name(repro['machine'])}.{untimed_sentence(repro, root)}")
     return [text]

@@ -165,7 +165,7 @@ def update_readme(readme: Path, root: Path) -> str:
               "[the verdict table](docs/results.md#the-references-claims-judged)."]
     repro = read_json_if_present(root / "bench" / "repro.json")
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
-    timed = command_one_time(repro, len(params.get("replicates", []))) if repro else []
+    timed = command_one_time(repro, len(params.get("replicates", [])), root) if repro else []
     drawn = metrics_machine_sentence(repro)
     text = replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *([""] + [drawn] if drawn else [])])
     return replace_text(text, FOUND_START, FOUND_END, finding(root, counts if rows else None))

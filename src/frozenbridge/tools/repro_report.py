@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from frozenbridge.core.config import read_yaml
 from frozenbridge.tools.headline_tables import STUDY_LABELS
 from frozenbridge.tools.run_floor import run_floor
 from frozenbridge.tools.where_it_runs import shapes_step_seconds, stage_replicate, timed_replicates
@@ -32,6 +33,26 @@ def _other_studies(categories: dict, total: float) -> str:
     return f". The other studies: {listed}, so the shapes study {_minutes(total - sum(others.values()))}"
 
 
+def untimed(saved: dict, root: Path | None) -> tuple[list[str], int]:
+    """The stages of today's pipeline (root/dvc.lock) that the timed run neither ran nor found up to date, because
+    they were added after it was timed, and how many stages the pipeline has; ([], 0) without a dvc.lock."""
+    lock = root / "dvc.lock" if root is not None else None
+    if lock is None or not lock.is_file():
+        return [], 0
+    stages = list((read_yaml(lock.read_text()) or {}).get("stages") or {})
+    timed = set(saved["stages"]) | set(saved.get("skipped_stages") or [])
+    return [name for name in stages if name not in timed], len(stages)
+
+
+def untimed_sentence(saved: dict, root: Path | None) -> str:
+    """" That run predates N of the pipeline's M stages (names), which its time leaves out." or ""."""
+    names, count = untimed(saved, root)
+    if not names:
+        return ""
+    return (f" That run predates {len(names)} of the pipeline's {count} stages ({', '.join(names)}), which its time "
+            "leaves out.")
+
+
 def cpu_label(m: dict) -> str:
     """The CPU that made the numbers, where the timing recorded it: kernels differ between CPUs, and so do draws; and
     the allocator, where it recorded one (tcmalloc's steps are faster than glibc's)."""
@@ -48,7 +69,7 @@ def repro_time(saved: dict, root: Path | None = None) -> list[str]:
     return [f"**Time** (`python -m frozenbridge.tools.repro_timing`, {m['date']}): `dvc repro` {_which(saved)} took "
             f"**{_minutes(total)}** on a {m['cpu']} {m['device'].upper()} machine{cpu_label(m)} "
             f"(torch {m['torch']}). Its benchmark step (batch 16 captions, 49 image tokens) took {_step_times(saved)}."
-            f"{_skipped(saved)} Data "
+            f"{_skipped(saved)}{untimed_sentence(saved, root)} Data "
             f"(shapes_data, shapes_encode) {_minutes(c.get('data', 0.0))}; training stages "
             f"{_minutes(c.get('training', 0.0))}, of which {_minutes(steps)} inside training steps; evaluation "
             f"{_minutes(c.get('evaluation', 0.0))}; summaries and figures "
@@ -92,7 +113,7 @@ def _at_floor(saved: dict, root: Path | None) -> str:
             f"would take {_minutes(rest + s['floor_seconds'])} (it took {_minutes(shapes)}).{left}")
 
 
-def command_one_time(saved: dict, replicates: int) -> list[str]:
+def command_one_time(saved: dict, replicates: int, root: Path | None = None) -> list[str]:
     """The README's line on how long command one took (bench/repro.json) and what two replicates would have taken:
     the same run's shared stages and those of replicates 0 and 1 (stage names end in their replicate)."""
     total, m = saved["total_seconds"], saved["machine"]
@@ -101,7 +122,7 @@ def command_one_time(saved: dict, replicates: int) -> list[str]:
                       if (stage_replicate(name) or 0) > 1)
     line = (f"Command 1 (`dvc repro`, {len(reps)} replicates of every study) took **{_minutes(total)}** on a "
             f"{m['cpu']} machine{cpu_label(m)}. Its benchmark step took {_step_times(saved)} "
-            f"([time](docs/results.md#time) splits it by stage).")
+            f"([time](docs/results.md#time) splits it by stage).{untimed_sentence(saved, root)}")
     if len(reps) > 2:
         line += (f" Fewer replicates run in less: `dvc exp run -S 'replicates=[0,1]'` runs two; in that run the "
                  f"shared stages and those of replicates 0 and 1 took {_minutes(two)}.")
