@@ -10,8 +10,10 @@ import json
 import re
 from pathlib import Path
 
-from frozenbridge.shapes.report import tables as shapes_tables
+import pytest
+
 from frozenbridge.comparison.settings import OWN_BEST as DECLARED
+from frozenbridge.shapes.report import tables as shapes_tables
 from frozenbridge.tools.report import END, FINDINGS_END, FINDINGS_START, FOUND_END, FOUND_START, START
 from frozenbridge.tools.verdicts.claims import verdict_rows
 
@@ -136,10 +138,10 @@ RESULTS_LEAD = "The benchmarks below come from these machines"
 
 
 def results_benches() -> list[str]:
-    """The bench files the results page's Benchmarks section shows: every one but the timed run's and the shapes
-    study's own (shown in its sections)."""
+    """The bench files the results page's Benchmarks section shows: every one but the timed run's, the record of who
+    made the metrics and the shapes study's own (shown in its sections)."""
     return [p.name for p in sorted((ROOT / "bench").glob("*.json"))
-            if p.name != "repro.json" and p.name not in shapes_tables.BENCH_FILES]
+            if p.name not in ("repro.json", "metrics-machine.json") and p.name not in shapes_tables.BENCH_FILES]
 
 
 def readme_machines(text: str) -> set[str]:
@@ -149,13 +151,15 @@ def readme_machines(text: str) -> set[str]:
 
 
 def test_the_readme_names_the_machine_its_metrics_and_time_come_from_and_no_other():
-    """The README's benchmark tables moved to the results page: its generated blocks name one machine, the timed
-    run's (bench/repro.json), which made the metrics."""
+    """The README's benchmark tables moved to the results page: its generated blocks name the machine that made the
+    metrics (bench/metrics-machine.json, else the timed run's) and the timed run's (bench/repro.json), no other."""
     text = (ROOT / "README.md").read_text()
     repro = machine_of(ROOT / "bench/repro.json")
-    assert f"made them on the {repro}" in _between(text, START, END) and repro in _between(text, FOUND_START, FOUND_END)
+    made = machine_of(ROOT / "bench/metrics-machine.json") if (ROOT / "bench/metrics-machine.json").is_file() else repro
+    assert f"made them on the {made}" in _between(text, START, END) and repro in _between(text, FOUND_START, FOUND_END)
+    assert (f"The time above is the {repro}'s" in _between(text, START, END)) == (made != repro)
     assert README_LEAD not in text
-    assert readme_machines(text) == {_plain(m) for m in MACHINE.findall(repro)}
+    assert readme_machines(text) == {_plain(m) for m in MACHINE.findall(repro) + MACHINE.findall(made)}
 
 
 def test_the_results_page_names_the_machines_of_its_benchmarks():
@@ -178,8 +182,38 @@ def test_no_page_names_a_machine_no_record_holds():
 def test_a_hand_edited_machine_fails_the_check():
     text = (ROOT / "README.md").read_text()
     repro = MACHINE.findall(machine_of(ROOT / "bench/repro.json"))[0]
-    other = "AMD EPYC" if "AMD" not in repro else "Intel(R) Xeon(R) Processor"
-    edited = text.replace(repro, other, 1)
-    assert edited != text and readme_machines(edited) != {_plain(repro)}
+    edited = text.replace(repro, "AMD Ryzen", 1)  # the first screen's machine, typed over by hand
+    assert edited != text and _plain("AMD Ryzen") in readme_machines(edited) - readme_machines(text)
     records = {m for p in (ROOT / "bench").glob("*.json") if (m := machine_of(p))}
     assert not any("AMD Ryzen" in record for record in records) and MACHINE.findall("made on an AMD Ryzen")
+
+def test_the_metrics_are_said_to_be_the_machine_s_that_made_them_and_the_time_another_s():
+    from frozenbridge.tools.machines import metrics_machine_sentence
+
+    intel = {"cpu_model": "Intel Xeon", "bf16_path": "AMX", "date": "2026-12-06"}
+    amd = {"cpu_model": "AMD EPYC", "bf16_path": "AVX512-BF16", "date": "2026-12-07"}
+    assert metrics_machine_sentence({"machine": intel}, {"machine": amd, "commit": "ec157ff"}) == (
+        "The metrics above are one machine's draws: `dvc repro` of commit ec157ff made them on the AMD EPYC "
+        "(AVX512-BF16), 2026-12-07. The time above is the Intel Xeon (AMX)'s, a run of its own.")
+    assert "time above" not in metrics_machine_sentence({"machine": amd}, {"machine": amd, "commit": "ec157ff"})
+    assert metrics_machine_sentence({"machine": intel}, None).endswith("made them on the Intel Xeon (AMX), 2026-12-06.")
+
+
+def test_recording_who_made_the_metrics_is_refused_while_a_stage_is_out_of_date(tmp_path, monkeypatch):
+    import subprocess
+
+    from frozenbridge.core.errors import FrozenbridgeError
+    from frozenbridge.tools import repro_timing
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"],
+                   cwd=tmp_path, check=True)
+    monkeypatch.setattr(repro_timing, "changed_stages", lambda root: ["shapes_data", "shapes_encode"])
+    with pytest.raises(FrozenbridgeError, match="2 stages are not up to date"):
+        repro_timing.record_made_here(tmp_path, None)
+    assert not (tmp_path / "bench/metrics-machine.json").exists()
+    monkeypatch.setattr(repro_timing, "changed_stages", lambda root: [])
+    made = repro_timing.record_made_here(tmp_path, None)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tmp_path, capture_output=True, text=True)
+    assert json.loads((tmp_path / "bench/metrics-machine.json").read_text()) == made
+    assert made["commit"] == head.stdout.strip() and made["machine"]["cpu_model"]

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 NO_MODEL = "its record names no CPU model"
+MADE_ON = Path("bench/metrics-machine.json")  # which machine and commit made the committed metrics (tools.repro_timing)
 
 
 def machine_name(machine: dict) -> str:
@@ -42,9 +43,17 @@ def machines_lines(bench: Path, names: list[str], lead: str) -> list[str]:
                         found.items())]
 
 
-def metrics_machine_sentence(repro: dict | None) -> str:
-    """Whose draws the default run's metrics are: the machine of the timed `dvc repro` that made them
-    (bench/repro.json)."""
+def metrics_machine_sentence(repro: dict | None, made: dict | None = None) -> str:
+    """Whose draws the default run's metrics are: the machine that made them (`made`, bench/metrics-machine.json),
+    and where the timed run (`repro`, bench/repro.json) ran on another machine, that its time is that machine's; without
+    `made`, the timed run's machine, which then made them."""
+    if made and made.get("machine"):
+        m = made["machine"]
+        text = (f"The metrics above are one machine's draws: `dvc repro` of commit {made['commit']} made them on the "
+                f"{machine_name(m)}, {m['date']}.")
+        if repro and repro.get("machine") and machine_name(repro["machine"]) != machine_name(m):
+            text += f" The time above is the {machine_name(repro['machine'])}'s, a run of its own."
+        return text
     if not repro or not repro.get("machine"):
         return ""
     m = repro["machine"]

@@ -26,7 +26,7 @@ from frozenbridge.onetoken.report import tables as onetoken
 from frozenbridge.retrieval.report import tables as retrieval
 from frozenbridge.shapes.report import tables as shapes
 from frozenbridge.tools.headline_tables import backbone_table, headline_table
-from frozenbridge.tools.machines import machines_lines, metrics_machine_sentence
+from frozenbridge.tools.machines import MADE_ON, machines_lines, metrics_machine_sentence
 from frozenbridge.tools.repro_report import command_one_time, cpu_label, repro_time
 from frozenbridge.tools.rerun_report import rerun_section
 from frozenbridge.tools.verdicts.claims import verdict_counts, verdict_rows, verdict_table
@@ -104,7 +104,7 @@ def render_results(root: Path) -> str:
                          ("The one-token study", onetoken.onetoken_results(metrics))):
         if study:
             parts += [f"## {title}", "", *study]
-    benches = [p for p in sorted(bench.glob("*.json")) if p.name != "repro.json"
+    benches = [p for p in sorted(bench.glob("*.json")) if p.name not in ("repro.json", MADE_ON.name)
                and p.name not in shapes.BENCH_FILES and p.name not in WHERE_FILES]
     where = where_it_runs(bench)
     if benches or where:
@@ -166,7 +166,7 @@ def update_readme(readme: Path, root: Path) -> str:
     repro = read_json_if_present(root / "bench" / "repro.json")
     params = read_yaml((root / "params.yaml").read_text()) if (root / "params.yaml").is_file() else {}
     timed = command_one_time(repro, len(params.get("replicates", [])), root) if repro else []
-    drawn = metrics_machine_sentence(repro)
+    drawn = metrics_machine_sentence(repro, read_json_if_present(root / MADE_ON))
     text = replace_block(readme, START, END, [*headline_table(root), *claims, *timed, *([""] + [drawn] if drawn else [])])
     return replace_text(text, FOUND_START, FOUND_END, finding(root, counts if rows else None))
 

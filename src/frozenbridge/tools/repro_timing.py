@@ -27,10 +27,11 @@ from pathlib import Path
 
 import torch
 
+from frozenbridge.comparison.workspace import RESTORED, changed_stages, git
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.stage import run_cli
-from frozenbridge.tools.where_it_runs import category
-from frozenbridge.comparison.workspace import RESTORED
+from frozenbridge.tools.machines import MADE_ON
+from frozenbridge.tools.where_it_runs import category, shapes_step_seconds
 
 STAGE = re.compile(r"Running stage '([^']+)'")
 STEPS = re.compile(r"(\S+): (\d+) steps in ([\d.]+) s")
@@ -140,6 +141,27 @@ def step_fields(log: StageLog) -> dict:
             "skipped_stages": log.skipped}  # not run, so not in the time: a clean clone's unchanged analyses
 
 
+def this_machine() -> dict:
+    """This machine as a timing records it: cores, CPU model, bf16 path, allocator, torch, device and the day."""
+    return {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "cpu_model": cpu_model(), "bf16_path": bf16_path(),
+            "malloc": malloc(), "torch": torch.__version__, "device": pick_device_type(),
+            "date": time.strftime("%Y-%m-%d")}
+
+
+def record_made_here(root: Path, timed: Path | None) -> dict:
+    """bench/metrics-machine.json: this machine made the workspace's metrics, at HEAD's commit. Refused while a stage
+    is out of date (`dvc status`), since the metrics are then not all this run's."""
+    changed = changed_stages(root)
+    if changed:
+        raise FrozenbridgeError(f"dvc status: {len(changed)} stages are not up to date ({', '.join(changed[:3])}...); "
+                                "run `dvc repro` to the end here before recording that this machine made the metrics")
+    made = {"machine": this_machine(), "commit": git(root, "rev-parse", "--short", "HEAD").strip(),
+            "timed": str(timed) if timed is not None else None}
+    (root / MADE_ON).parent.mkdir(parents=True, exist_ok=True)
+    (root / MADE_ON).write_text(json.dumps(made, indent=2) + "\n")
+    return made
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m frozenbridge.tools.repro_timing", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -153,7 +175,14 @@ def main() -> None:
                          "(a timing made before it kept them)")
     ap.add_argument("--step", action="store_true",
                     help="only measure this machine's benchmark step and print it (what .ci/run reports)")
+    ap.add_argument("--made-here", action="store_true",
+                    help=f"only record in {MADE_ON} that this machine made the metrics of a `dvc repro` finished here "
+                         "without this command (a timed run records it itself); refused while a stage is out of date")
     args = ap.parse_args()
+    if args.made_here:
+        made = record_made_here(Path.cwd(), None)
+        print(f"{MADE_ON}: the metrics of commit {made['commit']}, made on this machine ({made['machine']['date']})")
+        return
     if args.step:
         print(f"benchmark step (batch 16, 49 image tokens, {pick_device_type()}): {benchmark_step():.3f} s")
         return
@@ -189,20 +218,23 @@ def main() -> None:
     for name, seconds in stages.items():
         by_category[category(name)] = by_category.get(category(name), 0.0) + seconds
     training_steps = sum(log.steps.values())
-    out = {"machine": {"cpu": f"{os.cpu_count()} cores, {platform.machine()}", "cpu_model": cpu_model(),
-                       "bf16_path": bf16_path(), "malloc": malloc(), "torch": torch.__version__,
-                       "device": pick_device_type(), "date": time.strftime("%Y-%m-%d")},
+    out = {"machine": this_machine(),
            "benchmark_step_seconds": round(step, 3), "benchmark_step_after_seconds": round(after, 3),
            "total_seconds": round(total, 1), "stages": stages,
            "categories": {k: round(v, 1) for k, v in by_category.items()},
            **step_fields(log), "stage_count": len(stages)}
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(out, indent=2) + "\n")
-    rest = (total - training_steps - by_category.get("data", 0.0)
+    shapes_steps = shapes_step_seconds(out)  # the other studies' steps are inside their study's time
+    rest = (total - shapes_steps - by_category.get("data", 0.0)
             - sum(v for k, v in by_category.items() if k.endswith(" study")))
-    print(f"dvc repro: {total / 60:.1f} min; training steps {training_steps / 60:.1f} min; evaluation and start-ups "
-          f"{rest / 60:.1f} min ({rest / total:.0%}); benchmark step {step:.2f} s before, {after:.2f} s after. "
-          f"Written to {args.json}")
+    print(f"dvc repro: {total / 60:.1f} min; training steps {training_steps / 60:.1f} min (the shapes study's "
+          f"{shapes_steps / 60:.1f}); the shapes study's evaluation and start-ups {rest / 60:.1f} min "
+          f"({rest / total:.0%}); benchmark step {step:.2f} s before, {after:.2f} s after. Written to {args.json}")
+    try:
+        record_made_here(Path.cwd(), args.json)
+    except FrozenbridgeError as err:
+        print(f"not recorded in {MADE_ON} as this machine's metrics: {err}")
 
 
 if __name__ == "__main__":
