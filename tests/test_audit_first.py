@@ -110,3 +110,17 @@ def test_repeats_are_said_first():
     first = page_text(n).split("## Read this first", 1)[1].split("\n## ", 1)[0]
     assert ("The test repeats training: 1 test picture with the same bytes as a training picture and 1 test picture "
             "with the same features as a training picture (t1.png repeats a.png; t2.png repeats b.png).") in first
+
+
+def test_the_terminal_says_first_what_the_page_says_first():
+    """`frozenbridge audit`'s closing lines: a run still learning and a repeated test picture come before the gap."""
+    from frozenbridge.cli.audit import show_audit
+
+    row = {"audit": "out/audit.md", "questions": 247, "right": 20.24, "best_control": "blank", "control": 20.24,
+           "gap": 0.0, "gap_interval": [-6.33, 5.02],
+           "read_first": ["The run was still learning at the last question step: ...", "The test repeats training: ..."]}
+    lines = show_audit(row).splitlines()
+    assert lines[0] == "read this first: The run was still learning at the last question step: ..."
+    assert lines[1] == "read this first: The test repeats training: ..."
+    assert lines[2].startswith("247 test questions: 20.24% right") and lines[3] == "the audit: out/audit.md"
+    assert show_audit({**row, "read_first": []}).startswith("247 test questions")

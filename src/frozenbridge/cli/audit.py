@@ -14,6 +14,7 @@ def audit(args) -> list[dict]:
 
     from frozenbridge.audit.chain import run_audit
     from frozenbridge.audit.params import Params
+    from frozenbridge.audit.report.before import learning_sentences, repeat_sentences
 
     params = Params.load(args.params) if Path(args.params).is_file() else Params.parse({})
     train = dataclasses.replace(params.audit.train, **{k: v for k, v in (("stage1_steps", args.stage1_steps),
@@ -28,7 +29,9 @@ def audit(args) -> list[dict]:
     logging.getLogger("frozenbridge").setLevel(logging.INFO)
     numbers = run_audit(params, args.folder, Path(args.out))
     overall = numbers["checks"]["overall"]
-    return [{"audit": str(Path(args.out) / "audit.md"), "questions": overall["questions"],
+    return [{"audit": str(Path(args.out) / "audit.md"),
+             "read_first": learning_sentences(numbers) + repeat_sentences(numbers),  # the page's first section
+             "questions": overall["questions"],
              "right": overall["score"]["right"], "best_control": overall["best_control"],
              "control": overall["score"][overall["best_control"]], "gap": overall["gap"],
              "gap_interval": overall["gap_interval"]}]
@@ -56,10 +59,13 @@ def audit_export(args) -> list[dict]:
 
 
 def show_audit(row: dict) -> str:
+    """The page's "read this first" (a run still learning, test pictures that repeat training ones) before the gap,
+    as the page puts it, so a terminal reader meets it before the number."""
     lo, hi = row["gap_interval"]
-    return (f"{row['questions']} test questions: {row['right']:g}% right with the picture, {row['control']:g}% with "
-            f"the best control ({row['best_control']}): the picture adds {row['gap']:g} points (95% interval "
-            f"{lo:g} to {hi:g})\nthe audit: {row['audit']}")
+    first = "".join(f"read this first: {sentence}\n" for sentence in row.get("read_first", []))
+    return first + (f"{row['questions']} test questions: {row['right']:g}% right with the picture, {row['control']:g}% "
+                    f"with the best control ({row['best_control']}): the picture adds {row['gap']:g} points (95% "
+                    f"interval {lo:g} to {hi:g})\nthe audit: {row['audit']}")
 
 
 def show_folder(row: dict) -> str:
