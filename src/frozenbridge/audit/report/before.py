@@ -14,7 +14,8 @@ SHOWN = 3  # repeated pictures named on the page
 def still_learning(numbers: dict) -> dict[str, list[str]]:
     """{phase: the replicates whose loss was still falling at its last step}, phases in training order."""
     out: dict[str, list[str]] = {}
-    for rep, curves in sorted((numbers["training"].get("curves") or {}).items(), key=lambda kv: int(kv[0])):
+    curves_by_rep = (numbers.get("training") or {}).get("curves") or {}  # none in an audit that trained nothing
+    for rep, curves in sorted(curves_by_rep.items(), key=lambda kv: int(kv[0])):
         for phase, curve in curves.items():
             if curve is not None and curve["still_falling"]:
                 out.setdefault(phase, []).append(rep)
@@ -23,7 +24,7 @@ def still_learning(numbers: dict) -> dict[str, list[str]]:
 
 def learning_sentences(numbers: dict) -> list[str]:
     """A sentence a phase still learning: how much its loss fell over its last steps, and the setting to raise."""
-    curves = numbers["training"].get("curves") or {}
+    curves = (numbers.get("training") or {}).get("curves") or {}
     reps = len(curves)
     out = []
     for phase, which in still_learning(numbers).items():
