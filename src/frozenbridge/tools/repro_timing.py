@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from frozenbridge.comparison.workspace import RESTORED, changed_stages, git
+from frozenbridge.core.atomic import write_json
 from frozenbridge.core.errors import FrozenbridgeError
 from frozenbridge.core.stage import run_cli
 from frozenbridge.tools.machines import MADE_ON
@@ -157,8 +158,7 @@ def record_made_here(root: Path, timed: Path | None) -> dict:
                                 "run `dvc repro` to the end here before recording that this machine made the metrics")
     made = {"machine": this_machine(), "commit": git(root, "rev-parse", "--short", "HEAD").strip(),
             "timed": str(timed) if timed is not None else None}
-    (root / MADE_ON).parent.mkdir(parents=True, exist_ok=True)
-    (root / MADE_ON).write_text(json.dumps(made, indent=2) + "\n")
+    write_json(root / MADE_ON, made)  # whole or not at all
     return made
 
 
