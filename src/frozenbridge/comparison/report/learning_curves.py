@@ -60,8 +60,9 @@ def draw(root: Path, out: Path, view: str = EQUAL_STEPS) -> bool:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     for (name, (smooth, share, runs)), color in zip(curves.items(), plt.cm.tab10.colors):
         steps = np.arange(1, smooth.shape[1] + 1)
-        label = f"{name}, {runs} replicate{'' if runs == 1 else 's'}" + (f", {share:g}% of training captions exact at the end"
-                                                 if share is not None else "")
+        replicates = f"{runs} replicate" + ("" if runs == 1 else "s")
+        label = f"{name}, {replicates}" + (f", {share:g}% of training captions exact at the end"
+                                          if share is not None else "")
         ax.plot(steps, np.median(smooth, axis=0), color=color, lw=1.5, label=label)
         ax.fill_between(steps, smooth.min(axis=0), smooth.max(axis=0), color=color, alpha=0.15, lw=0)
     ax.set_xlabel("stage-1 step")
