@@ -599,3 +599,60 @@ def test_a_replicate_folder_appears_only_with_its_design_json(tmp_path, monkeypa
                                                                                             pipeline(tmp_path))
     assert design["minutes"] is not None and (folder / "metrics/shapes/scores.json").is_file()
     assert kept(tmp_path / "results/resampler-16", pipeline(tmp_path), values, [0])
+
+
+def test_a_replicate_counts_the_minutes_of_the_sittings_stopped_on_it(tmp_path, monkeypatch):
+    """A sitting stopped mid-experiment leaves its minutes (comparison/sittings.py); the one that keeps the replicate
+    adds them to its own, says how many sittings it took, and forgets them."""
+    import functools
+    import itertools
+    from contextlib import nullcontext
+
+    from frozenbridge.comparison import sittings as sittings_module
+    from frozenbridge.tools import repro_timing
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="replicates: [0]\n")
+    for name in connectors.KEPT:
+        (tmp_path / "metrics" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "metrics" / name).write_text("{}")
+    ticks = itertools.count(0, 600)  # each look at the clock: ten minutes later
+    monkeypatch.setattr(connectors, "Sittings", functools.partial(sittings_module.Sittings, clock=lambda: next(ticks)))
+    monkeypatch.setattr(connectors, "restored", lambda root: nullcontext())
+    monkeypatch.setattr(connectors, "same_inputs", lambda root: None)
+    monkeypatch.setattr(connectors, "design_facts", lambda root: {"connector_params": 7, "image_tokens": 16})
+    monkeypatch.setattr(connectors, "keep_examples", lambda *args: None)
+    monkeypatch.setattr(repro_timing, "benchmark_step", lambda: 0.9)
+
+    def stopped(argv, root):
+        raise Terminated("the sitting ends")
+
+    values, results = SETTINGS["resampler-16"], tmp_path / "results"
+    monkeypatch.setattr(connectors, "run_experiment", stopped)
+    with pytest.raises(Terminated):
+        connectors.run_replicate("resampler-16", values, 0, False, tmp_path, results)
+    record = sittings_module.sittings_file(tmp_path, results, "resampler-16", 0)
+    assert json.loads(record.read_text()) == {"minutes": [20.0]}  # started at 0, wrote at 10, stopped at 20
+    assert not connectors.replicate_folder(results / "resampler-16", 0).exists()
+    monkeypatch.setattr(connectors, "run_experiment", lambda argv, root: [])
+    connectors.run_replicate("resampler-16", values, 0, False, tmp_path, results)
+    design = json.loads((connectors.replicate_folder(results / "resampler-16", 0) / "design.json").read_text())
+    assert (design["minutes"], design["sittings"]) == (20.0 + 20.0, 2) and not record.exists()
+
+
+def test_a_sitting_taken_away_without_a_signal_has_written_its_minutes_as_it_ran(tmp_path):
+    import time
+
+    from frozenbridge.comparison.sittings import Sittings
+
+    import itertools
+
+    record, ticks = tmp_path / "r.json", itertools.count(0, 60)  # each look at the clock: a minute later
+    first = Sittings(record, every=0.01, clock=lambda: next(ticks)).__enter__()  # writes 1 minute as it starts
+    time.sleep(0.3)
+    first.stop.set()  # the machine is gone: no __exit__, no last write
+    first.thread.join()
+    written = json.loads(record.read_text())["minutes"]
+    assert len(written) == 1 and written[0] >= 2  # its thread wrote again while it ran
+    with Sittings(record, every=3600) as second:
+        assert second.earlier == written and second.total()[1] == 2

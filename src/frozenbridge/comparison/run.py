@@ -14,8 +14,10 @@ the seeds depend on the replicate alone. Each replicate is kept under <view's fo
 soon as it ends (design.json: parameters, image tokens, minutes, the machine and its benchmark step before and
 after), and the workspace goes back to the commit's own outputs (`git checkout`, `dvc checkout`), also when the tool
 is stopped (Ctrl-C, SIGTERM). So a sitting that stops mid-setting loses only the replicate it was on; the next call
-starts at the first one missing. The setting's own folder merges its replicates. A replicate whose stages DVC
-restores from its run cache (run before by a sitting stopped before it kept them) is kept untimed.
+starts at the first one missing. The setting's own folder merges its replicates. A replicate's minutes are those of
+every sitting that worked on it (comparison/sittings.py: a stopped sitting's minutes are kept as it runs and added by
+the one that keeps it). A replicate whose stages DVC restores from its run cache, with no earlier sitting on record,
+is kept untimed.
 
 A setting is kept for the default pipeline it ran beside: a hash of the commit's dvc.lock and params.yaml as far as
 the shapes study goes (its stages' entries; params less the other studies' sections). While they stay the same
@@ -40,7 +42,6 @@ import argparse
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from frozenbridge.core.errors import FrozenbridgeError
@@ -49,6 +50,7 @@ from frozenbridge.comparison.replicates import (RECIPES, design_facts, holder, k
                                                 stage1_loss, where)
 from frozenbridge.comparison.pipeline import pipeline, replicates_of, same_inputs
 from frozenbridge.comparison.settings import EQUAL_SETTINGS, VIEW_NAMES, view_settings
+from frozenbridge.comparison.sittings import Sittings, sittings_file
 from frozenbridge.comparison.sweep.plan import spell
 from frozenbridge.tools.where_it_runs import stage_replicate
 from frozenbridge.comparison.workspace import (Terminated, changed_stages, git, local_mlp_name, precision_mismatch,
@@ -104,17 +106,20 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
         base.write_text(git(root, "show", "HEAD:params.yaml"))
         steps = [benchmark_step()] if step else []
         cached = (root / "data/shapes/features").exists()  # else the experiment makes them, inside its minutes
-        start = time.perf_counter()
-        with restored(root):
+        with restored(root), Sittings(sittings_file(root, results, name, replicate)) as sittings:
             cached_runs = [s for s in run_experiment(command(values, (*extra, f"replicates=[{replicate}]")), root)
                            if stage_replicate(s) == replicate]  # restored, not run: the minutes are not its own
             same_inputs(root)
-            minutes = None if cached_runs else round((time.perf_counter() - start) / 60, 2)
-            took = "untimed (restored from the run cache)" if minutes is None else f"{minutes:.1f} min"
+            # restored from the run cache with no earlier sitting on record: whoever ran those stages, not us
+            minutes, count = sittings.total()
+            minutes = None if cached_runs and count == 1 else minutes
+            took = "untimed (restored from the run cache)" if minutes is None else \
+                f"{minutes:.1f} min" + (f" over {count} sittings" if count > 1 else "")
             steps += [benchmark_step()] if step else []
             where = {**machine(torch.device("cpu"), quick=False), "cpu_model": cpu_model(), "bf16_path": bf16_path()}
             steps = [] if minutes is None else [round(s, 3) for s in steps]  # the machine's speed around timed minutes
             design = {**design_facts(root), "replicate": replicate, "minutes": minutes,
+                      **({"sittings": count} if count > 1 and minutes is not None else {}),
                       **({"restored_from_run_cache": cached_runs} if cached_runs else {}),
                       "setting": values, "pipeline": pipeline(root), "machine": where,
                       "benchmark_step_seconds": steps or None}
@@ -127,6 +132,7 @@ def run_replicate(name: str, values: dict[str, object], replicate: int, gallerie
                                f"{'from the cache' if cached else 'made first, as the workspace had none'})",
                           files={"design.json": design,
                                  "metrics/shapes/stage1_loss.json": stage1_loss(root, replicate)})
+            sittings.done()
             if galleries:
                 keep_examples(root, results / name, name)
     return folder
