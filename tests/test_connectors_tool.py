@@ -609,7 +609,6 @@ def test_a_replicate_counts_the_minutes_of_the_sittings_stopped_on_it(tmp_path, 
     from contextlib import nullcontext
 
     from frozenbridge.comparison import sittings as sittings_module
-    from frozenbridge.tools import repro_timing
 
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     _commit(tmp_path, dvc_lock="stages: {}\n", params_yaml="replicates: [0]\n")
@@ -622,7 +621,6 @@ def test_a_replicate_counts_the_minutes_of_the_sittings_stopped_on_it(tmp_path, 
     monkeypatch.setattr(connectors, "same_inputs", lambda root: None)
     monkeypatch.setattr(connectors, "design_facts", lambda root: {"connector_params": 7, "image_tokens": 16})
     monkeypatch.setattr(connectors, "keep_examples", lambda *args: None)
-    monkeypatch.setattr(repro_timing, "benchmark_step", lambda: 0.9)
 
     def stopped(argv, root):
         raise Terminated("the sitting ends")
@@ -630,12 +628,12 @@ def test_a_replicate_counts_the_minutes_of_the_sittings_stopped_on_it(tmp_path, 
     values, results = SETTINGS["resampler-16"], tmp_path / "results"
     monkeypatch.setattr(connectors, "run_experiment", stopped)
     with pytest.raises(Terminated):
-        connectors.run_replicate("resampler-16", values, 0, False, tmp_path, results)
+        connectors.run_replicate("resampler-16", values, 0, False, tmp_path, results, step=False)
     record = sittings_module.sittings_file(tmp_path, results, "resampler-16", 0)
     assert json.loads(record.read_text()) == {"minutes": [20.0]}  # started at 0, wrote at 10, stopped at 20
     assert not connectors.replicate_folder(results / "resampler-16", 0).exists()
     monkeypatch.setattr(connectors, "run_experiment", lambda argv, root: [])
-    connectors.run_replicate("resampler-16", values, 0, False, tmp_path, results)
+    connectors.run_replicate("resampler-16", values, 0, False, tmp_path, results, step=False)
     design = json.loads((connectors.replicate_folder(results / "resampler-16", 0) / "design.json").read_text())
     assert (design["minutes"], design["sittings"]) == (20.0 + 20.0, 2) and not record.exists()
 
