@@ -647,7 +647,9 @@ def test_a_sitting_taken_away_without_a_signal_has_written_its_minutes_as_it_ran
 
     record, ticks = tmp_path / "r.json", itertools.count(0, 60)  # each look at the clock: a minute later
     first = Sittings(record, every=0.01, clock=lambda: next(ticks)).__enter__()  # writes 1 minute as it starts
-    time.sleep(0.3)
+    deadline = time.monotonic() + 10
+    while json.loads(record.read_text())["minutes"][0] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until its thread has written again, as it runs
     first.stop.set()  # the machine is gone: no __exit__, no last write
     first.thread.join()
     written = json.loads(record.read_text())["minutes"]
