@@ -65,15 +65,19 @@ class Sittings:
         """(minutes of every sitting on this replicate, this one's so far included; how many sittings)."""
         return round(sum(self.earlier) + self.now(), 2), len(self.earlier) + 1
 
-    def done(self) -> None:
-        """The replicate is kept: its sittings are in its design.json, the file goes."""
-        self.finished = True
-        self.stop.set()
-        self.file.unlink(missing_ok=True)
-
-    def __exit__(self, *exc) -> None:
+    def _quiet(self) -> None:
+        """The writing thread stopped and gone, so no write of its lands after this."""
         self.stop.set()
         if self.thread is not None:
             self.thread.join()
+
+    def done(self) -> None:
+        """The replicate is kept: its sittings are in its design.json, the file goes."""
+        self._quiet()
+        self.finished = True
+        self.file.unlink(missing_ok=True)
+
+    def __exit__(self, *exc) -> None:
+        self._quiet()
         if not self.finished:
             self.write()  # stopped before the replicate was kept: the next sitting adds this one's minutes
