@@ -308,7 +308,7 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     keeps in results/connectors/<setting>/ (the own-best comparison) form a second table, titled for it, once one
     design is there; the sweep's folder is neither."""
     from frozenbridge.comparison.report.findings import connectors_findings
-    from frozenbridge.comparison.report.tables import OWN_BEST, connectors_table, designs
+    from frozenbridge.comparison.report.tables import OWN_BEST, connectors_table, designs, place
     from frozenbridge.tools.report import render_results
 
     _compared(tmp_path, [50, 40, 60], **{"resampler-16": [20, 30, 25]})
@@ -332,6 +332,7 @@ def test_the_equal_settings_view_and_the_own_best_runs_beside_it_are_two_tables_
     (own / "mlp/metrics/shapes/replicates.json").write_text(json.dumps(_replicates([52, 41, 58])))
     equal, best = connectors_table(tmp_path), connectors_table(tmp_path, OWN_BEST)
     assert "Beside it, read apart: the own-best view (the table after this one)." in equal[0]
+    assert place(-2, "section") == "two sections before this one" and place(1, "table") == "the table after this one"
     assert best[0].startswith("This is the own-best comparison, each design at its own best setting, kept in "
                               "`results/connectors/<setting>/`. Beside it, read apart: the equal-settings view (the "
                               "table before this one).")

@@ -141,6 +141,17 @@ def what_it_compares(root: Path, view: str) -> str:
     return VIEWS[view][1]
 
 
+def place(offset: int, where: str) -> str:
+    """Where a view shown `offset` places after this one (before, if negative) stands: "the section after this
+    one", "two sections before this one"."""
+    side = "before" if offset < 0 else "after"
+    count = abs(offset)
+    return f"the {where} {side} this one" if count == 1 else f"{NUMBER_WORDS[count]} {where}s {side} this one"
+
+
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four"}
+
+
 def view_sentences(root: Path, view: str, where: str) -> str:
     """What the view is, where it is kept, which other views the page shows (`where`: "table" or "section") or which
     is still to come, and which MLP its designs are paired with (views.mlp_sentence)."""
@@ -150,8 +161,7 @@ def view_sentences(root: Path, view: str, where: str) -> str:
     text = f"This is the {NAMES[view]} comparison, {what_it_compares(root, view)}, kept in `{FOLDERS[view]}`."
     shown = [v for v in order if v != view and compared(root, v)]
     if shown:
-        spots = [f"the {NAMES[v]} view (the {where} {'before' if order.index(v) < order.index(view) else 'after'} "
-                 f"this one)" for v in shown]
+        spots = [f"the {NAMES[v]} view ({place(order.index(v) - order.index(view), where)})" for v in shown]
         text += f" Beside it, read apart: {' and '.join(spots)}."
     if to_come := [v for v in order if v != view and not compared(root, v) and v != EQUAL_SETTINGS]:
         text += " " + " ".join(f"The {NAMES[v]} comparison, {VIEWS[v][1]}, is to come in `{FOLDERS[v]}`."
