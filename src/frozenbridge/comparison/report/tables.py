@@ -15,6 +15,7 @@ from pathlib import Path
 
 from frozenbridge.core.summary import read_json_if_present
 from frozenbridge.comparison.report.sentences import per_replicate
+from frozenbridge.shapes.report.analysis_tables import NUMBER_WORDS
 
 TASKS = (("caption", "caption"), ("count", "caption_qa"), ("binding", "caption_qa"), ("leftmost", "caption_qa"))
 TESTS = (("seen", "seen"), ("heldout", "held-out"))
@@ -147,9 +148,6 @@ def place(offset: int, where: str) -> str:
     side = "before" if offset < 0 else "after"
     count = abs(offset)
     return f"the {where} {side} this one" if count == 1 else f"{NUMBER_WORDS[count]} {where}s {side} this one"
-
-
-NUMBER_WORDS = {2: "two", 3: "three", 4: "four"}
 
 
 def view_sentences(root: Path, view: str, where: str) -> str:
