@@ -170,7 +170,7 @@ def test_a_stopped_comparison_stops_its_experiment_and_puts_back_the_branch_and_
                 "sleep 0.2; kill -TERM $PPID; sleep 30")
     monkeypatch.setattr(connectors, "command", lambda values, extra: ["sh", "-c", stand_in])
     with pytest.raises(Terminated):
-        run_setting("resampler-16", SETTINGS["resampler-16"], tmp_path, tmp_path / "results")
+        run_setting("resampler-16", SETTINGS["resampler-16"], tmp_path, tmp_path / "results", step=False)
     time.sleep(1.5)
     git = lambda *args: subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
     assert git("symbolic-ref", "--short", "HEAD") == "work" and git("status", "--porcelain") == ""
