@@ -104,10 +104,12 @@ def test_without_torchrun_nothing_is_initialised(monkeypatch):
     assert init_from_env() is None and world() == (0, 1)
 
 
-def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, port: int = 0,
-                design: str = "mlp") -> None:
-    """The shapes study's stage 1 and caption_qa_lora (LoRA included) through `shapes.train.train`, with `design`'s
-    connector."""
+DESIGNS = ("mlp", "cross_attention")  # cross-attention's blocks read each process's share of the pictures
+
+
+def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, port: int = 0) -> None:
+    """The shapes study's stage 1 and caption_qa_lora (LoRA included) through `shapes.train.train`, for each design
+    in DESIGNS (one process group for them all: one spawn, not one a design), into out/<design>/."""
     import sys as _sys
 
     _sys.path.insert(0, str(Path(__file__).parent))
@@ -124,46 +126,47 @@ def _shapes_run(out: Path, lm_path: str, rank: int = 0, world_size: int = 1, por
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
         dist.init_process_group("gloo", rank=rank, world_size=world_size)
     try:
-        data, lm = tiny_split(), load_language(lm_path)
-        connector = ConnectorParams(design=design, cross_attention=CrossAttentionKnobs(every=1))
-        p = Params(shapes=ShapesParams(connector=connector,
-                                       train=TrainParams(stage1_until=Stage1Until(share=0),
-                                                         batch_size=6, stage1_steps=3, stage2_steps=3, lora_lr=0.01)))
-        train_run(p, None, 0, data, lm, torch.device("cpu"), False, out / "stage1")
-        if world_size > 1:
-            dist.barrier()  # rank 0 has written stage 1, which the recipe starts from
-        train_run(p, "caption_qa_lora", 0, data, lm, torch.device("cpu"), False, out / "lora",
-                  stage1_dir=out / "stage1")
+        data = tiny_split()
+        for design in DESIGNS:
+            lm = load_language(lm_path)  # each design from the same frozen model (LoRA goes into it)
+            connector = ConnectorParams(design=design, cross_attention=CrossAttentionKnobs(every=1))
+            p = Params(shapes=ShapesParams(connector=connector, train=TrainParams(
+                stage1_until=Stage1Until(share=0), batch_size=6, stage1_steps=3, stage2_steps=3, lora_lr=0.01)))
+            train_run(p, None, 0, data, lm, torch.device("cpu"), False, out / design / "stage1")
+            if world_size > 1:
+                dist.barrier()  # rank 0 has written stage 1, which the recipe starts from
+            train_run(p, "caption_qa_lora", 0, data, lm, torch.device("cpu"), False, out / design / "lora",
+                      stage1_dir=out / design / "stage1")
     finally:
         if world_size > 1:
             dist.destroy_process_group()
 
 
-def _shapes_worker(rank: int, world_size: int, port: int, lm_path: str, out: Path, design: str) -> None:
-    _shapes_run(out, lm_path, rank, world_size, port, design)
+def _shapes_worker(rank: int, world_size: int, port: int, lm_path: str, out: Path) -> None:
+    _shapes_run(out, lm_path, rank, world_size, port)
 
 
-@pytest.mark.parametrize("design", ["mlp", "cross_attention"])
-def test_the_shapes_training_stage_split_over_two_processes_matches_one(tiny_models, tmp_path, design):
-    """Cross-attention too: its blocks read each process's share of the pictures (and LoRA trains beside them)."""
+def test_the_shapes_training_stage_split_over_two_processes_matches_one(tiny_models, tmp_path):
+    """For the MLP and for cross-attention, whose blocks read each process's share of the pictures (and LoRA trains
+    beside them): two processes follow one's loss curve and end at its weights."""
     import csv
 
     from frozenbridge.bridge.saved_run import load_connector
 
-    _shapes_run(tmp_path / "one", str(tiny_models["qwen2"]), design=design)
-    mp.spawn(_shapes_worker, args=(2, free_port(), str(tiny_models["qwen2"]), tmp_path / "two", design), nprocs=2,
-             join=True)
-    for run in ("stage1", "lora"):
-        curves = []
-        for n in ("one", "two"):
-            with open(tmp_path / n / run / "history.csv") as f:
-                curves.append([float(r["loss"]) for r in csv.DictReader(f)])
-        assert len(curves[0]) == len(curves[1]) > 0
-        assert curves[1] == pytest.approx(curves[0], abs=1e-4)
-        a, b = (load_connector(tmp_path / n / run) for n in ("one", "two"))
-        for x, y in zip(a.parameters(), b.parameters()):
-            assert torch.allclose(x, y, atol=1e-4)
-    assert (tmp_path / "two" / "lora" / "lora").is_dir()
+    _shapes_run(tmp_path / "one", str(tiny_models["qwen2"]))
+    mp.spawn(_shapes_worker, args=(2, free_port(), str(tiny_models["qwen2"]), tmp_path / "two"), nprocs=2, join=True)
+    for design in DESIGNS:
+        for run in ("stage1", "lora"):
+            curves = []
+            for n in ("one", "two"):
+                with open(tmp_path / n / design / run / "history.csv") as f:
+                    curves.append([float(r["loss"]) for r in csv.DictReader(f)])
+            assert len(curves[0]) == len(curves[1]) > 0, design
+            assert curves[1] == pytest.approx(curves[0], abs=1e-4), design
+            a, b = (load_connector(tmp_path / n / design / run) for n in ("one", "two"))
+            for x, y in zip(a.parameters(), b.parameters()):
+                assert torch.allclose(x, y, atol=1e-4), design
+        assert (tmp_path / "two" / design / "lora" / "lora").is_dir()
 
 
 def test_a_script_asking_for_two_processes_runs_again_under_torchrun(tmp_path):
